@@ -1,0 +1,206 @@
+"""The one error hierarchy of streamflow.
+
+Every failure a stream can meet surfaces as one of these, never as a bare
+``KeyError``/``JSONDecodeError``/``ValidationError``. Each carries ``partial``: the
+message assembled from everything that arrived before the failure (set by the
+layer that owns the assembler, so it is never ``None`` once it reaches you from
+:func:`streamflow.assemble` or :func:`streamflow.run`)::
+
+    StreamflowError                    .partial: Message | None
+    ├── FramingError                   bytes that are not a valid frame (bad CRC, bad prelude)
+    ├── ProtocolError                  frames that break the dialect (bad JSON, wrong types, order)
+    │   └── DialectDetectionError      ``dialect="auto"`` could not tell the wire format
+    ├── IncompleteStreamError          the body ended without the dialect's terminator
+    ├── ProviderError                  the provider reported an error: code, type, message
+    │   └── HTTPStatusError            a non-2xx answer before any stream: status, headers
+    ├── ToolCallArgumentParseError     tool arguments malformed, cut short or not an object
+    ├── LimitExceededError             a configured size/count limit was passed: limit, value
+    ├── StreamTimeoutError             idle-read timeout or overall deadline: kind, seconds
+    ├── TransportError                 the connection failed or dropped mid-body
+    └── CancelledStreamError           the consumer cancelled the stream
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .message import Message
+
+__all__ = [
+    "StreamflowError",
+    "FramingError",
+    "ProtocolError",
+    "DialectDetectionError",
+    "IncompleteStreamError",
+    "ProviderError",
+    "HTTPStatusError",
+    "ToolCallArgumentParseError",
+    "LimitExceededError",
+    "StreamTimeoutError",
+    "TransportError",
+    "CancelledStreamError",
+]
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+RETRYABLE_TYPES = frozenset(
+    {"overloaded_error", "rate_limit_error", "rate_limit_exceeded", "api_error",
+     "provider_unavailable", "routing_unavailable", "timeout", "server_error",
+     "ThrottlingException", "ServiceUnavailableException", "ModelStreamErrorException",
+     "InternalServerException"}
+)
+
+
+class StreamflowError(Exception):
+    """Base of every streamflow error; ``partial`` is the message assembled so far."""
+
+    retryable: bool = False
+
+    def __init__(self, message: str, *, partial: Message | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.partial = partial
+
+    def with_partial(self, partial: Message) -> StreamflowError:
+        """Attach the partial message unless one is already set; returns ``self``."""
+        if self.partial is None:
+            self.partial = partial
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly description: ``{"type", "message", ...}``."""
+        return {"type": type(self).__name__, "message": self.message}
+
+
+class FramingError(StreamflowError):
+    """The byte stream is not valid for its framing (e.g. an AWS event-stream CRC mismatch)."""
+
+
+class ProtocolError(StreamflowError):
+    """A frame was not a valid event of the dialect (bad JSON, wrong field types, bad order)."""
+
+    def __init__(self, message: str, *, raw: str | bytes | None = None,
+                 partial: Message | None = None) -> None:
+        super().__init__(message, partial=partial)
+        self.raw = raw
+
+
+class DialectDetectionError(ProtocolError):
+    """``dialect="auto"`` could not recognise the wire format from the first events."""
+
+
+class IncompleteStreamError(StreamflowError):
+    """The body ended before the dialect's terminator (``message_stop``, ``[DONE]``...)."""
+
+    retryable = True
+
+
+class ProviderError(StreamflowError):
+    """The provider reported an error, in-band (an ``error`` event) or as an HTTP status.
+
+    ``code`` is the provider's code (an HTTP-like number or a string), ``type`` its
+    category (``overloaded_error``, ``rate_limit_exceeded``...), ``body`` the raw error
+    object. ``retryable`` follows the code/type (429, 5xx, overloaded).
+    """
+
+    def __init__(self, message: str, *, code: int | str | None = None, type: str | None = None,
+                 request_id: str | None = None, body: Any = None,
+                 partial: Message | None = None) -> None:
+        super().__init__(message, partial=partial)
+        self.code = code
+        self.type = type
+        self.request_id = request_id
+        self.body = body
+        status = code if isinstance(code, int) else None
+        self.retryable = (status in RETRYABLE_STATUS) or (type in RETRYABLE_TYPES)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out.update(code=self.code, error_type=self.type, request_id=self.request_id)
+        return out
+
+
+class HTTPStatusError(ProviderError):
+    """A non-2xx HTTP answer before any stream; ``status`` and ``headers`` are kept.
+
+    ``retry_after`` is the server's ``retry-after`` in seconds, when it sent one.
+    """
+
+    def __init__(self, message: str, *, status: int, headers: dict[str, str] | None = None,
+                 type: str | None = None, body: Any = None, request_id: str | None = None,
+                 partial: Message | None = None) -> None:
+        super().__init__(message, code=status, type=type, request_id=request_id, body=body,
+                         partial=partial)
+        self.status = status
+        self.headers = dict(headers or {})
+        self.retry_after = _retry_after(self.headers)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out["status"] = self.status
+        return out
+
+
+def _retry_after(headers: dict[str, str]) -> float | None:
+    for key, value in headers.items():
+        if key.lower() in ("retry-after", "retry-after-ms"):
+            try:
+                seconds = float(value)
+            except ValueError:
+                return None
+            return seconds / 1000 if key.lower() == "retry-after-ms" else seconds
+    return None
+
+
+class ToolCallArgumentParseError(StreamflowError):
+    """A tool call's arguments are malformed, cut short, or not a JSON object.
+
+    Raised in place of the ``tool_call.done`` item; ``arguments`` is the raw text.
+    """
+
+    def __init__(self, message: str, *, tool_call_id: str = "", name: str = "",
+                 arguments: str = "", partial: Message | None = None) -> None:
+        super().__init__(message, partial=partial)
+        self.tool_call_id = tool_call_id
+        self.name = name
+        self.arguments = arguments
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out.update(tool_call_id=self.tool_call_id, name=self.name)
+        return out
+
+
+class LimitExceededError(StreamflowError):
+    """A configured limit (see :class:`streamflow.Limits`) was passed; ``limit`` names it."""
+
+    def __init__(self, limit: str, maximum: int, *, partial: Message | None = None) -> None:
+        super().__init__(f"limit {limit}={maximum} exceeded", partial=partial)
+        self.limit = limit
+        self.maximum = maximum
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out.update(limit=self.limit, maximum=self.maximum)
+        return out
+
+
+class StreamTimeoutError(StreamflowError):
+    """No bytes for ``seconds`` (``kind="idle"``) or the overall deadline passed (``"deadline"``)."""
+
+    retryable = True
+
+    def __init__(self, kind: str, seconds: float, *, partial: Message | None = None) -> None:
+        super().__init__(f"{kind} timeout after {seconds:g}s", partial=partial)
+        self.kind = kind
+        self.seconds = seconds
+
+
+class TransportError(StreamflowError):
+    """The connection failed or dropped while reading the body."""
+
+    retryable = True
+
+
+class CancelledStreamError(StreamflowError):
+    """The consumer cancelled the stream (dispose, Ctrl-C); the connection was closed."""

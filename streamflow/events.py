@@ -1,0 +1,265 @@
+"""UniEvent: the provider-neutral stream grammar every dialect normalises to.
+
+The field names follow the UniEvent specification exactly::
+
+    stream := delta_event* stop_event
+    group  := K.delta+ K.done      K = text | thinking | tool_call | inline_data
+                                       | inline_thinking | embedding
+
+A ``delta`` event carries exactly one item in ``content_items``; the ``stop`` event
+carries none, and always carries ``usage_metadata`` and ``finish_reason``.
+
+Items are small slotted dataclasses (cheap to build on the per-token path). Each
+has two optional dict slots:
+
+* ``fidelity`` -- data that must be sent back unchanged on a later turn
+  (thinking signatures, encrypted reasoning ids). At most one fragment of a group
+  carries it and the ``.done`` item carries the same value.
+* ``provider`` -- anything the provider sent that UniEvent has no field for
+  (citations, logprobs, annotations, the raw block, a choice index...). Nothing a
+  provider sends is dropped: it is mapped onto a field or kept here.
+
+``UniEvent.provider`` is the same slot at event level: the first delta event
+carries ``{"id", "model"}`` when known, and the stop event carries the
+message-level extras (raw stop reason, stop sequence, raw usage, cost...).
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar, Literal, Union
+
+EventType = Literal["delta", "stop"]
+FinishReason = Literal["stop", "length", "tool_call", "unknown"]
+FINISH_REASONS: tuple[str, ...] = ("stop", "length", "tool_call", "unknown")
+KINDS: tuple[str, ...] = (
+    "text",
+    "thinking",
+    "tool_call",
+    "inline_data",
+    "inline_thinking",
+    "embedding",
+)
+JSONDict = dict[str, Any]
+
+
+@dataclass(slots=True)
+class TextItem:
+    """A fragment (``text.delta``) or the whole (``text.done``) of visible answer text."""
+
+    type: Literal["text.delta", "text.done"] = "text.delta"
+    text: str = ""
+    fidelity: JSONDict | None = None
+    provider: JSONDict | None = None
+    kind: ClassVar[str] = "text"
+    growing: ClassVar[str] = "text"
+
+
+@dataclass(slots=True)
+class ThinkingItem:
+    """A fragment or the whole of visible reasoning; signatures ride in ``fidelity``."""
+
+    type: Literal["thinking.delta", "thinking.done"] = "thinking.delta"
+    thinking: str = ""
+    fidelity: JSONDict | None = None
+    provider: JSONDict | None = None
+    kind: ClassVar[str] = "thinking"
+    growing: ClassVar[str] = "thinking"
+
+
+@dataclass(slots=True)
+class ToolCallItem:
+    """A tool call: ``arguments`` is a JSON-text fragment on ``.delta``, the parsed object on ``.done``.
+
+    ``name`` and ``tool_call_id`` are set on the first fragment of a call and empty
+    on the later ones; the ``.done`` item carries both.
+    """
+
+    type: Literal["tool_call.delta", "tool_call.done"] = "tool_call.delta"
+    name: str = ""
+    tool_call_id: str = ""
+    arguments: str | JSONDict = ""
+    fidelity: JSONDict | None = None
+    provider: JSONDict | None = None
+    kind: ClassVar[str] = "tool_call"
+    growing: ClassVar[str] = "arguments"
+
+
+@dataclass(slots=True)
+class InlineDataItem:
+    """Binary output (audio chunks, images) with its MIME type; bytes grow across fragments."""
+
+    type: Literal["inline_data.delta", "inline_data.done"] = "inline_data.delta"
+    data: bytes = b""
+    mime_type: str = ""
+    fidelity: JSONDict | None = None
+    provider: JSONDict | None = None
+    kind: ClassVar[str] = "inline_data"
+    growing: ClassVar[str] = "data"
+
+
+@dataclass(slots=True)
+class InlineThinkingItem:
+    """Opaque reasoning (redacted or encrypted thinking), kept byte for byte to send back."""
+
+    type: Literal["inline_thinking.delta", "inline_thinking.done"] = "inline_thinking.delta"
+    data: bytes = b""
+    fidelity: JSONDict | None = None
+    provider: JSONDict | None = None
+    kind: ClassVar[str] = "inline_thinking"
+    growing: ClassVar[str] = "data"
+
+
+@dataclass(slots=True)
+class EmbeddingItem:
+    """One whole embedding vector (one delta and one done per input)."""
+
+    type: Literal["embedding.delta", "embedding.done"] = "embedding.delta"
+    embedding: list[float] = field(default_factory=list)
+    fidelity: JSONDict | None = None
+    provider: JSONDict | None = None
+    kind: ClassVar[str] = "embedding"
+    growing: ClassVar[str] = "embedding"
+
+
+ContentItem = Union[
+    TextItem, ThinkingItem, ToolCallItem, InlineDataItem, InlineThinkingItem, EmbeddingItem
+]
+ITEM_CLASSES: dict[str, type[ContentItem]] = {
+    cls.kind: cls
+    for cls in (TextItem, ThinkingItem, ToolCallItem, InlineDataItem, InlineThinkingItem, EmbeddingItem)
+}
+
+_FIELD_NAMES: dict[str, tuple[str, ...]] = {
+    kind: tuple(f.name for f in fields(cls) if f.name != "type") for kind, cls in ITEM_CLASSES.items()
+}
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts of a request, read from the stop event (never summed across events).
+
+    ``cost`` is the provider-reported charge when it reports one (OpenRouter);
+    ``provider`` keeps the raw usage object so no counter is lost.
+    """
+
+    cached_tokens: int | None = None
+    prompt_tokens: int | None = None
+    thoughts_tokens: int | None = None
+    response_tokens: int | None = None
+    cost: float | None = None
+    provider: JSONDict | None = None
+
+
+@dataclass(slots=True)
+class UniEvent:
+    """One event of a normalised stream: ``delta`` with one item, or the final ``stop``."""
+
+    event_type: EventType
+    content_items: list[ContentItem]
+    usage_metadata: Usage | None = None
+    finish_reason: FinishReason | None = None
+    created_at: int = 0
+    provider: JSONDict | None = None
+    role: Literal["assistant"] = "assistant"
+
+    @property
+    def item(self) -> ContentItem | None:
+        """The single item of a delta event (None on stop)."""
+        return self.content_items[0] if self.content_items else None
+
+    def to_dict(self) -> JSONDict:
+        """The JSON form, with seed-001 field names."""
+        return {
+            "role": self.role,
+            "event_type": self.event_type,
+            "content_items": [item_to_dict(i) for i in self.content_items],
+            "usage_metadata": usage_to_dict(self.usage_metadata),
+            "finish_reason": self.finish_reason,
+            "created_at": self.created_at,
+            "provider": self.provider,
+        }
+
+
+def is_done(item: ContentItem) -> bool:
+    """True for a ``K.done`` item."""
+    return item.type.endswith(".done")
+
+
+def join_fragments(first: ContentItem, parts: list[Any], done: bool) -> ContentItem:
+    """Merge a group: ``first`` with its growing field replaced by all ``parts`` joined.
+
+    ``parts`` are the growing-field values of every fragment (str, bytes or a vector).
+    Tool-call arguments stay JSON text here; the caller parses them for ``.done``.
+    """
+    growing = first.growing
+    if growing == "embedding":
+        value: Any = parts[-1] if parts else []
+    elif growing == "data":
+        value = b"".join(parts)
+    else:
+        value = "".join(parts)
+    suffix = ".done" if done else ".delta"
+    return replace(first, type=first.kind + suffix, **{growing: value})  # type: ignore[arg-type]
+
+
+def item_to_dict(item: ContentItem) -> JSONDict:
+    """An item's JSON form; bytes are base64 text."""
+    out: JSONDict = {"type": item.type}
+    for name in _FIELD_NAMES[item.kind]:
+        value = getattr(item, name)
+        if isinstance(value, bytes):
+            value = base64.b64encode(value).decode("ascii")
+        out[name] = value
+    return out
+
+
+def item_from_dict(data: JSONDict) -> ContentItem:
+    """Rebuild an item from :func:`item_to_dict` output (raises ``ValueError``/``KeyError``)."""
+    kind, _, _ = str(data["type"]).partition(".")
+    cls = ITEM_CLASSES[kind]
+    known = _FIELD_NAMES[kind]
+    values = {k: v for k, v in data.items() if k in known}
+    if cls.growing == "data" and isinstance(values.get("data"), str):
+        values["data"] = base64.b64decode(values["data"])
+    return cls(type=data["type"], **values)
+
+
+def usage_to_dict(usage: Usage | None) -> JSONDict | None:
+    """Usage as JSON: the four seed counters, plus ``cost``/``provider`` when set."""
+    if usage is None:
+        return None
+    out: JSONDict = {
+        "cached_tokens": usage.cached_tokens,
+        "prompt_tokens": usage.prompt_tokens,
+        "thoughts_tokens": usage.thoughts_tokens,
+        "response_tokens": usage.response_tokens,
+    }
+    if usage.cost is not None:
+        out["cost"] = usage.cost
+    if usage.provider is not None:
+        out["provider"] = usage.provider
+    return out
+
+
+def usage_from_dict(data: JSONDict | None) -> Usage | None:
+    """Inverse of :func:`usage_to_dict`."""
+    if data is None:
+        return None
+    return Usage(**{k: v for k, v in data.items() if k in Usage.__dataclass_fields__})
+
+
+def event_from_dict(data: JSONDict) -> UniEvent:
+    """Rebuild a UniEvent from its JSON form (raises ``ValueError``/``KeyError``/``TypeError``)."""
+    event_type = data["event_type"]
+    if event_type not in ("delta", "stop"):
+        raise ValueError(f"unknown event_type {event_type!r}")
+    return UniEvent(
+        event_type=event_type,
+        content_items=[item_from_dict(i) for i in data.get("content_items") or []],
+        usage_metadata=usage_from_dict(data.get("usage_metadata")),
+        finish_reason=data.get("finish_reason"),
+        created_at=int(data.get("created_at") or 0),
+        provider=data.get("provider"),
+    )

@@ -1,0 +1,89 @@
+"""Tool-call argument text that grows by fragments, parsed lazily.
+
+Fragments are appended to a list (no re-join per fragment); :meth:`ArgumentBuffer.snapshot`
+gives the best-effort object so far with ``pydantic_core.from_json(allow_partial=...)``
+and caches it until the next fragment, so a UI polling at its frame rate costs one
+parse per frame, not one per fragment; :meth:`ArgumentBuffer.parse` is the strict
+parse at the end of the call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_core import from_json
+
+from .errors import LimitExceededError, ToolCallArgumentParseError
+
+__all__ = ["ArgumentBuffer", "parse_arguments"]
+
+
+def parse_arguments(text: str, *, tool_call_id: str = "", name: str = "") -> dict[str, Any]:
+    """Strictly parse complete tool arguments into a JSON object (empty text is ``{}``).
+
+    Raises :class:`~streamflow.errors.ToolCallArgumentParseError` when the text is
+    malformed, cut short, or parses to something other than an object.
+    """
+    if not text.strip():
+        return {}
+    try:
+        value = from_json(text)
+    except ValueError as exc:
+        raise ToolCallArgumentParseError(
+            f"tool call {name or tool_call_id!r}: arguments are not valid JSON ({exc})",
+            tool_call_id=tool_call_id, name=name, arguments=text,
+        ) from None
+    if not isinstance(value, dict):
+        raise ToolCallArgumentParseError(
+            f"tool call {name or tool_call_id!r}: arguments are a JSON {type(value).__name__}, "
+            "not an object",
+            tool_call_id=tool_call_id, name=name, arguments=text,
+        )
+    return value
+
+
+class ArgumentBuffer:
+    """Accumulates argument fragments; joins and parses only when asked."""
+
+    __slots__ = ("_parts", "_size", "_limit", "_snap", "_snap_len")
+
+    def __init__(self, limit: int | None = None) -> None:
+        self._parts: list[str] = []
+        self._size = 0
+        self._limit = limit
+        self._snap: Any = None
+        self._snap_len = -1
+
+    def append(self, fragment: str) -> None:
+        """Add a fragment (O(1)); raises ``LimitExceededError`` past the limit."""
+        if not fragment:
+            return
+        self._size += len(fragment)
+        if self._limit is not None and self._size > self._limit:
+            raise LimitExceededError("max_tool_arguments_bytes", self._limit)
+        self._parts.append(fragment)
+
+    def __len__(self) -> int:
+        return self._size
+
+    @property
+    def text(self) -> str:
+        """The whole text so far (joined once, then kept joined)."""
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    def snapshot(self) -> Any:
+        """Best-effort parse of the text so far (``None`` before anything parses)."""
+        if self._snap_len != self._size:
+            text = self.text
+            try:
+                self._snap = from_json(text, allow_partial="trailing-strings") if text else None
+            except ValueError:
+                pass  # keep the last good snapshot
+            self._snap_len = self._size
+        return self._snap
+
+    def parse(self, *, tool_call_id: str = "", name: str = "") -> dict[str, Any]:
+        """Strict parse of the whole text into an object (see :func:`parse_arguments`)."""
+        return parse_arguments(self.text, tool_call_id=tool_call_id, name=name)

@@ -1,0 +1,43 @@
+"""The core is sans-IO: importing it must not pull in reactivex, anyio or httpx."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import streamflow
+
+PACKAGE = Path(streamflow.__file__).parent
+EDGE = ("operators", "sources", "sinks", "cli", "runtime", "demo", "faults")
+FORBIDDEN = ("reactivex", "anyio", "httpx", "rich", "trio", "asyncio")
+
+
+def core_modules() -> list[Path]:
+    return [p for p in PACKAGE.rglob("*.py")
+            if not any(part in EDGE or part.removesuffix(".py") in EDGE
+                       for part in p.relative_to(PACKAGE).parts)]
+
+
+def test_core_files_import_no_io_library() -> None:
+    offenders = []
+    for path in core_modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in FORBIDDEN]
+    assert core_modules(), "no core modules found"
+    assert offenders == []
+
+
+def test_importing_the_core_loads_no_io_library() -> None:
+    code = ("import sys, streamflow, streamflow.dialects.anthropic, streamflow.framing;"
+            "import streamflow.dialects as d;[d.get_dialect(n) for n in d.dialect_names()];"
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,125 @@
+"""Structured log sink: one stdlib ``logging`` record per stream, never one per token.
+
+When the stream ends, :class:`LogSink` logs a single record -- ``INFO`` when it
+completed, ``WARNING`` when it was cancelled, ``ERROR`` when it failed -- whose
+message reads well in a console and whose ``extra=`` fields carry the facts for
+JSON log formatters::
+
+    id, model, request_model, dialect, status, finish_reason, usage (dict),
+    input_tokens, output_tokens, duration_s, ttft_s, events, items (done items by
+    kind), fragments (deltas by kind), attempts (1 + retries), error_type,
+    error_message, error (dict),
+    streamflow (all of the above as one dict)
+
+Every value is JSON-friendly (str, int, float, None, dicts and lists of those);
+:meth:`LogSink.to_dict` returns the same dict at any time.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from ..errors import CancelledStreamError
+from ..events import JSONDict, UniEvent
+from ..operators.on_error import StreamFailure, StreamRestart
+from .base import BaseSink
+from .stats import Clock, StreamStats
+
+__all__ = ["LogSink"]
+
+DEFAULT_LOGGER = "streamflow.stream"
+
+
+class LogSink(BaseSink):
+    """Logs one record per stream to ``logger`` (a name or a ``Logger``).
+
+    ``dialect``/``model`` describe the request (the response's own model wins when
+    the provider reports it); ``extra`` is merged into every record. Reusable: the
+    next event after an ended stream starts a new one (call :meth:`reset` right
+    before the request for exact timings).
+    """
+
+    def __init__(self, logger: logging.Logger | str | None = None, *, dialect: str | None = None,
+                 model: str | None = None, level: int = logging.INFO,
+                 extra: JSONDict | None = None, clock: Clock = time.monotonic) -> None:
+        if isinstance(logger, logging.Logger):
+            self.logger = logger
+        else:
+            self.logger = logging.getLogger(logger or DEFAULT_LOGGER)
+        self.level = level
+        self.extra = dict(extra or {})
+        self.stats = StreamStats(dialect=dialect, request_model=model, clock=clock)
+
+    def reset(self) -> None:
+        """Start a new stream (restarts the clock)."""
+        self.stats.reset()
+
+    def on_next(self, event: Any) -> None:
+        """Count the event (no record is written per event).
+
+        A ``StreamFailure`` notice logs like ``on_error``; a ``StreamRestart`` counts an
+        attempt (the record's ``attempts``), the stream's clock keeps running.
+        """
+        if not isinstance(event, UniEvent):
+            if isinstance(event, StreamFailure):
+                self.on_error(event.error)
+            elif isinstance(event, StreamRestart) and not self.stats.done:
+                self.stats.restart()
+            return
+        if self.stats.done:
+            self.stats.reset()
+        self.stats.observe(event)
+
+    def on_error(self, error: Exception) -> None:
+        """Log the failed or cancelled stream."""
+        self._emit(error)
+
+    def on_completed(self) -> None:
+        """Log the completed stream."""
+        self._emit(None)
+
+    def to_dict(self) -> JSONDict:
+        """The record's fields (JSON-friendly)."""
+        data = self.stats.to_dict()
+        usage = data["usage"] or {}
+        error = data["error"] or {}
+        data.update(
+            input_tokens=usage.get("prompt_tokens"),
+            output_tokens=usage.get("response_tokens"),
+            error_type=error.get("type"),
+            error_message=error.get("message"),
+        )
+        return data
+
+    def _emit(self, error: BaseException | None) -> None:
+        if self.stats.done:
+            return
+        self.stats.finish(error)
+        data = self.to_dict()
+        if error is None:
+            level = self.level
+        elif isinstance(error, CancelledStreamError):
+            level = max(self.level, logging.WARNING)
+        else:
+            level = max(self.level, logging.ERROR)
+        if not self.logger.isEnabledFor(level):
+            return
+        extra = {**self.extra, **data, "streamflow": data}
+        self.logger.log(level, "%s", _summary(data), extra=extra)
+
+
+def _summary(data: JSONDict) -> str:
+    """``stream msg_1 (claude-x) completed in 1.53s: 12 in / 345 out, finish=stop``."""
+    head = f"stream {data['id'] or '-'} ({data['model'] or 'unknown model'}) {data['status']}"
+    parts = [f"{head} in {data['duration_s']:.2f}s"]
+    if data["ttft_s"] is not None:
+        parts.append(f"ttft={data['ttft_s']:.2f}s")
+    if data["input_tokens"] is not None or data["output_tokens"] is not None:
+        parts.append(f"tokens={data['input_tokens']}/{data['output_tokens']}")
+    if data["finish_reason"]:
+        parts.append(f"finish={data['finish_reason']}")
+    if data["error_type"]:
+        parts.append(f"error={data['error_type']}: {data['error_message']}")
+    return ", ".join(parts)

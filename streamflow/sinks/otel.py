@@ -1,0 +1,164 @@
+"""OpenTelemetry sink: one GenAI client span per stream (optional extra ``otel``).
+
+:class:`OtelSink` needs ``opentelemetry-api`` (``pip install 'streamflow[otel]'``);
+it is imported when the sink is created, with a clear error when missing. Spans
+are named ``chat {model}`` and carry the GenAI semantic-convention attributes
+(names in :mod:`streamflow.sinks.semconv`)::
+
+    gen_ai.operation.name           "chat"
+    gen_ai.provider.name            from the dialect (anthropic, openai, gcp.gemini,
+                                    aws.bedrock, ollama...)
+    gen_ai.request.model            the model asked for (when given)
+    gen_ai.response.id / .model     what the provider reported
+    gen_ai.response.finish_reasons  [the UniEvent finish reason]
+    gen_ai.usage.input_tokens / output_tokens
+    gen_ai.usage.cache_read.input_tokens / cache_creation.input_tokens /
+    gen_ai.usage.reasoning.output_tokens   when the provider counts them
+
+The span starts at the sink's creation time (create it right before the request,
+or call :meth:`OtelSink.reset`) and ends on the stop/complete, on an error (status
+ERROR, ``error.type`` = the exception class name, exception recorded) or on
+cancellation (``error.type = "cancelled"``). It is a child of the current span.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..errors import CancelledStreamError, StreamflowError
+from ..events import UniEvent
+from ..operators.on_error import StreamFailure, StreamRestart
+from . import semconv as sc
+from .base import BaseSink
+from .stats import StreamStats
+
+__all__ = ["OtelSink"]
+
+INSTRUMENTATION = "streamflow"
+
+
+def _trace_api() -> Any:
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        raise ImportError("OtelSink needs the OpenTelemetry API: "
+                          "pip install 'streamflow[otel]' (opentelemetry-api)") from None
+    return trace
+
+
+class OtelSink(BaseSink):
+    """Emits one span per stream through ``tracer`` (default: the global tracer provider).
+
+    ``tracer_provider`` or ``tracer`` select where spans go (tests pass an SDK
+    provider with an in-memory exporter). Reusable: after a stream ended, the next
+    event starts a new span.
+    """
+
+    def __init__(self, *, dialect: str | None = None, model: str | None = None,
+                 tracer: Any = None, tracer_provider: Any = None,
+                 operation: str = sc.OPERATION_CHAT) -> None:
+        trace = _trace_api()
+        self._trace = trace
+        if tracer is None:
+            tracer = trace.get_tracer(INSTRUMENTATION, tracer_provider=tracer_provider)
+        self.tracer = tracer
+        self.operation = operation
+        self.stats = StreamStats(dialect=dialect, request_model=model, clock=time.monotonic)
+        self.span: Any = None
+        self.reset()
+
+    def reset(self) -> None:
+        """Start timing a new stream (its span opens at the first event or the end)."""
+        self.stats.reset()
+        self.span = None
+        self._start_ns = time.time_ns()
+
+    def _open(self) -> Any:
+        if self.span is None:
+            stats = self.stats
+            attributes: dict[str, Any] = {sc.GEN_AI_OPERATION_NAME: self.operation}
+            provider = sc.provider_name(stats.dialect)
+            if provider:
+                attributes[sc.GEN_AI_PROVIDER_NAME] = provider
+            if stats.dialect:
+                attributes[sc.STREAMFLOW_DIALECT] = stats.dialect
+            if stats.request_model:
+                attributes[sc.GEN_AI_REQUEST_MODEL] = stats.request_model
+            self.span = self.tracer.start_span(
+                sc.span_name(stats.request_model or stats.response_model, self.operation),
+                kind=self._trace.SpanKind.CLIENT, attributes=attributes,
+                start_time=self._start_ns)
+        return self.span
+
+    def on_next(self, event: Any) -> None:
+        """Observe an event; the first one opens the span.
+
+        A ``StreamFailure`` notice ends the span like ``on_error``; a ``StreamRestart``
+        adds a ``streamflow.retry`` span event and the span goes on.
+        """
+        if not isinstance(event, UniEvent):
+            if isinstance(event, StreamFailure):
+                self.on_error(event.error)
+            elif isinstance(event, StreamRestart) and not self.stats.done:
+                self._open().add_event(sc.STREAMFLOW_RETRY_EVENT, {
+                    sc.STREAMFLOW_RETRY_ATTEMPT: event.attempt,
+                    sc.ERROR_TYPE: type(event.error).__name__})
+                self.stats.restart()
+            return
+        if self.stats.done:
+            self.reset()
+        self.stats.observe(event)
+        self._open()
+
+    def on_error(self, error: Exception) -> None:
+        """End the span as failed (or cancelled)."""
+        self._end(error)
+
+    def on_completed(self) -> None:
+        """End the span as completed."""
+        self._end(None)
+
+    def _end(self, error: BaseException | None) -> None:
+        stats = self.stats
+        if stats.done:
+            return
+        stats.finish(error)
+        span = self._open()
+        span.set_attributes(self._response_attributes())
+        if error is not None:
+            cancelled = isinstance(error, CancelledStreamError)
+            span.set_attribute(sc.ERROR_TYPE, sc.ERROR_CANCELLED if cancelled
+                               else type(error).__name__)
+            message = error.message if isinstance(error, StreamflowError) else str(error)
+            span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, message))
+            if not cancelled:
+                span.record_exception(error)
+        span.end()
+
+    def _response_attributes(self) -> dict[str, Any]:
+        stats = self.stats
+        out: dict[str, Any] = {}
+        if stats.id:
+            out[sc.GEN_AI_RESPONSE_ID] = stats.id
+        if stats.response_model:
+            out[sc.GEN_AI_RESPONSE_MODEL] = stats.response_model
+        if stats.finish_reason:
+            out[sc.GEN_AI_RESPONSE_FINISH_REASONS] = [stats.finish_reason]
+        if stats.ttft_s is not None:
+            out[sc.STREAMFLOW_TIME_TO_FIRST_TOKEN] = stats.ttft_s
+        usage = stats.usage
+        if usage is not None:
+            raw = usage.provider or {}
+            counters = {
+                sc.GEN_AI_USAGE_INPUT_TOKENS: usage.prompt_tokens,
+                sc.GEN_AI_USAGE_OUTPUT_TOKENS: usage.response_tokens,
+                sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: usage.cached_tokens,
+                sc.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: usage.thoughts_tokens,
+                sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS:
+                    raw.get("cache_creation_input_tokens") if isinstance(raw, dict) else None,
+            }
+            out.update({k: v for k, v in counters.items() if type(v) is int})
+            if usage.cost is not None:
+                out[sc.STREAMFLOW_COST] = float(usage.cost)
+        return out

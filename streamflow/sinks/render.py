@@ -1,0 +1,333 @@
+"""Terminal render sink: a UniEvent stream drawn live with rich, safely.
+
+:class:`RenderSink` is a plain observer (``on_next``/``on_error``/``on_completed``),
+so it subscribes to a reactivex observable directly or goes to
+:func:`streamflow.run`. On a terminal it shows:
+
+* the answer as Markdown, typewriter style: finished blocks (paragraphs, closed code
+  fences) are printed to scrollback once and only the open block is re-rendered,
+  at most ``fps`` times a second (clock injectable), so cost stays linear;
+* visible thinking, dimmed, under its own heading, apart from the answer;
+* one live line per tool call, its name and the arguments parsed so far
+  (:meth:`ArgumentBuffer.snapshot`, once per frame), then the final arguments;
+* a footer: model, input/output tokens, time to first token, tokens/s, cost.
+
+A cancelled stream (``on_error(CancelledStreamError)`` or :meth:`interrupted`)
+keeps the partial answer on screen, marked *interrupted*; any other error shows
+the partial answer and a red error line. With ``plain=True`` (the default when the
+console is not a terminal) only the answer text is written, as it arrives, with
+no escape codes; footer and error lines go to ``err_file`` (stderr).
+
+All model text goes through :mod:`streamflow.sinks.sanitize` first and becomes
+rich ``Text``/``Markdown`` (never markup); Markdown links are shown as text plus
+URL, never as terminal hyperlinks.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.text import Text
+
+from ..errors import CancelledStreamError
+from ..events import ContentItem, ToolCallItem, UniEvent
+from ..operators.on_error import StreamFailure, StreamRestart
+from ..partial_json import ArgumentBuffer
+from .base import BaseSink
+from .render_markdown import BlockSplitter, BottomLines
+from .render_parts import (
+    THINKING_STYLE,
+    error_line,
+    format_footer,
+    other_line,
+    tool_line,
+)
+from .sanitize import StreamSanitizer, sanitize
+from .stats import Clock, StreamStats
+
+__all__ = ["RenderSink", "error_line", "format_footer"]
+
+
+class _Passthrough(StreamSanitizer):
+    """``sanitize=False``: text is shown as sent (trusted sources only)."""
+
+    def feed(self, text: str) -> str:
+        return text
+
+
+class _View:
+    """The live region's content, swapped in place (rich redraws it on every print)."""
+
+    renderable: RenderableType = ""
+
+    def __rich__(self) -> RenderableType:
+        return self.renderable
+
+
+class RenderSink(BaseSink):
+    """Draws one stream at a time on ``console`` (see the module doc).
+
+    ``model``/``dialect`` name the request for the footer until the provider reports
+    its model; ``prices`` (USD per million input, output tokens) gives a cost when
+    the provider reports none. The sink can be reused for the next stream after
+    it ended; call :meth:`reset` right before a new request so timings restart.
+    """
+
+    def __init__(self, console: Console | None = None, *, plain: bool | None = None,
+                 markdown: bool = True, show_thinking: bool = True, show_footer: bool = True,
+                 fps: float = 15.0, clock: Clock = time.monotonic, model: str | None = None,
+                 dialect: str | None = None, prices: tuple[float, float] | None = None,
+                 err_file: TextIO | None = None, sanitize: bool = True,
+                 code_theme: str = "monokai") -> None:
+        self.console = console if console is not None else Console()
+        self.plain = (not self.console.is_terminal) if plain is None else plain
+        self.markdown = markdown
+        self.show_thinking = show_thinking
+        self.show_footer = show_footer
+        self.interval = 1.0 / fps if fps > 0 else 0.0
+        self.clock = clock
+        self.prices = prices
+        self.code_theme = code_theme
+        self._err_file = err_file
+        self._sanitizing = sanitize
+        self.stats = StreamStats(dialect=dialect, request_model=model, clock=clock)
+        self._live: Live | None = None
+        self._view = _View()
+        self._printed = False
+        self._headed = False  # a heading was just printed: no gap before its first block
+        self._finished = False
+        self.reset()
+
+    # ------------------------------------------------------------------ state
+
+    def reset(self) -> None:
+        """Forget the previous stream and restart the clock (call before a request)."""
+        self._stop_live()
+        self.stats.reset()
+        self._kind: str | None = None
+        self._splitter = BlockSplitter()
+        self._san: StreamSanitizer = self._new_sanitizer()
+        self._tool: tuple[str, ArgumentBuffer] | None = None
+        self._grown = self._grown_text = False
+        self._last_frame = float("-inf")
+        self._plain_newline = True
+        self._finished = False
+
+    def _new_sanitizer(self) -> StreamSanitizer:
+        return StreamSanitizer() if self._sanitizing else _Passthrough()
+
+    @property
+    def err_file(self) -> TextIO:
+        """Where plain mode writes footer and error lines."""
+        return self._err_file if self._err_file is not None else sys.stderr
+
+    # --------------------------------------------------------------- observer
+
+    def on_next(self, event: Any) -> None:
+        """Draw one event; a ``StreamFailure`` ends like ``on_error``, a ``StreamRestart``
+        notes the retry and draws the new attempt below the old one."""
+        if not isinstance(event, UniEvent):
+            if isinstance(event, StreamFailure):
+                self.on_error(event.error)
+            elif isinstance(event, StreamRestart) and not self._finished:
+                self._restart(event)
+            return
+        if self._finished:
+            self.reset()
+        self.stats.observe(event)
+        if event.event_type == "stop":
+            self._end(None)
+            return
+        for item in event.content_items:
+            self._item(item)
+        self._frame()
+
+    def on_error(self, error: BaseException) -> None:
+        """Keep the partial answer and mark it interrupted or failed."""
+        if not self._finished:
+            self._end(error)
+
+    def on_completed(self) -> None:
+        """End of stream (a no-op after the stop event was drawn)."""
+        if not self._finished:
+            self._end(None)
+
+    def _restart(self, notice: StreamRestart) -> None:
+        self._close_group()
+        self._stop_live()
+        if self.plain and not self._plain_newline:
+            self.console.file.write("\n")
+            self._plain_newline = True
+        error = notice.error
+        self.note(f"↻ {type(error).__name__}: {getattr(error, 'message', error)} — retrying "
+                  f"(attempt {notice.attempt}, after {notice.delay:.1f}s)", style="yellow")
+        self.stats.restart()
+        self._splitter = BlockSplitter()
+        self._san = self._new_sanitizer()
+
+    def interrupted(self) -> None:
+        """The user pressed Ctrl-C: same as ``on_error(CancelledStreamError)``."""
+        self.on_error(CancelledStreamError("interrupted by the user"))
+
+    def note(self, text: str, style: str = "dim") -> None:
+        """Print a line of the caller's own (tool results...), sanitised."""
+        line = sanitize(text)
+        if self.plain:
+            self._err(line)
+        else:
+            self._print(Text(line, style=style))
+
+    # ------------------------------------------------------------------ items
+
+    def _item(self, item: ContentItem) -> None:
+        kind, _, phase = item.type.partition(".")
+        if kind != self._kind:
+            self._close_group()
+            self._open_group(kind, item)
+        if phase == "done":
+            self._done(item)
+            return
+        if kind == "text":
+            self._grow(self._san.feed(item.text))  # type: ignore[union-attr]
+        elif kind == "thinking":
+            if self.show_thinking and not self.plain:
+                self._grow(self._san.feed(item.thinking))  # type: ignore[union-attr]
+        elif kind == "tool_call" and self._tool is not None:
+            self._tool[1].append(str(item.arguments))  # type: ignore[union-attr]
+
+    def _open_group(self, kind: str, item: ContentItem) -> None:
+        self._kind = kind
+        self._grown = self._grown_text = False
+        if kind == "tool_call" and isinstance(item, ToolCallItem):
+            self._tool = (sanitize(item.name), ArgumentBuffer())
+
+    def _grow(self, safe: str) -> None:
+        self._grown = True
+        if self.plain:
+            if safe and self._kind == "text":
+                self.console.file.write(safe)
+                self.console.file.flush()
+                self._plain_newline = safe.endswith("\n")
+            return
+        if self._kind == "thinking" and not self._grown_text and safe.strip():
+            self._print(Text("Thinking", style="dim bold"), gap=True)  # once there is some
+            self._headed = True
+        self._grown_text = self._grown_text or bool(safe.strip())
+        for block in self._splitter.feed(safe):
+            self._print(self._block(block), gap=True)
+
+    def _done(self, item: ContentItem) -> None:
+        if self._kind in ("text", "thinking"):
+            showing = self._kind == "text" or (self.show_thinking and not self.plain)
+            if not self._grown and showing:  # a group with no fragments: show the whole item
+                self._grow(self._san.feed(str(getattr(item, item.growing))))
+            self._close_group()
+        elif isinstance(item, ToolCallItem):
+            name = self._tool[0] if self._tool else sanitize(item.name)
+            self._tool = None
+            if not self.plain:
+                self._print(tool_line(name, item.arguments, final=True), gap=True)
+            self._kind = None
+        else:
+            if not self.plain:
+                self._print(other_line(item), gap=True)
+            self._kind = None
+
+    def _close_group(self) -> None:
+        """Flush what the open group still holds (one full render of the tail)."""
+        kind, self._kind = self._kind, None
+        if kind in ("text", "thinking"):
+            self._san.close()
+            rest = self._splitter.flush()
+            if rest.strip() and not self.plain:
+                self._print(self._block(rest, kind), gap=True)
+        elif kind == "tool_call" and self._tool is not None:
+            name, buf = self._tool
+            self._tool = None
+            if not self.plain:
+                line = tool_line(name, buf.snapshot(), final=False, incomplete=self.stats.done)
+                self._print(line, gap=True)
+        self._san = self._new_sanitizer()
+
+    # -------------------------------------------------------------- renderers
+
+    def _block(self, text: str, kind: str | None = None) -> RenderableType:
+        if (kind or self._kind) == "thinking":
+            return Text(text, style=THINKING_STYLE)
+        if self.markdown:
+            return BottomLines(Markdown(text, code_theme=self.code_theme, hyperlinks=False))
+        return Text(text)
+
+    def _live_view(self) -> RenderableType | None:
+        kind = self._kind
+        height = max(1, self.console.size.height - 2)
+        if kind in ("text", "thinking"):
+            tail = self._splitter.tail(max_lines=height)
+            return BottomLines(self._block(tail), height) if tail.strip() else None
+        if kind == "tool_call" and self._tool is not None:
+            return tool_line(self._tool[0], self._tool[1].snapshot(), final=False)
+        return None
+
+    # ---------------------------------------------------------------- display
+
+    def _print(self, renderable: RenderableType, *, gap: bool = False) -> None:
+        if gap and self._printed and not self._headed:
+            renderable = Group(Text(""), renderable)
+        if self._live is not None:  # the print redraws the live view: make it current
+            self._view.renderable = self._live_view() or ""
+        self.console.print(renderable)
+        self._printed = True
+        self._headed = False
+
+    def _frame(self) -> None:
+        """Re-render the open tail, at most once per ``1/fps`` seconds."""
+        if self.plain or self._finished:
+            return
+        now = self.clock()
+        if now - self._last_frame < self.interval:
+            return
+        self._last_frame = now
+        view = self._live_view()
+        if self._live is None:
+            if view is None:
+                return
+            self._live = Live(self._view, console=self.console, auto_refresh=False,
+                              transient=True, redirect_stdout=False, redirect_stderr=False)
+            self._live.start()
+        self._view.renderable = view or ""
+        self._live.refresh()
+
+    def _stop_live(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def _err(self, line: str) -> None:
+        self.err_file.write(line + "\n")
+        self.err_file.flush()
+
+    def _end(self, error: BaseException | None) -> None:
+        self.stats.finish(error)
+        self._close_group()
+        self._stop_live()
+        self._finished = True
+        if self.plain:
+            if not self._plain_newline:
+                self.console.file.write("\n")
+                self.console.file.flush()
+                self._plain_newline = True
+            if error is not None:
+                self._err(error_line(error))
+            if self.show_footer and (error is None or self.stats.events):
+                self._err(format_footer(self.stats, self.prices))
+            return
+        if error is not None:
+            style = "bold yellow" if isinstance(error, CancelledStreamError) else "bold red"
+            self._print(Text(error_line(error), style=style), gap=True)
+        if self.show_footer:
+            self._print(Text(format_footer(self.stats, self.prices), style="dim"), gap=True)

@@ -67,3 +67,26 @@ __all__ = [
     "Usage",
     "assemble",
 ]
+
+# The reactive layer (reactivex/anyio/httpx) loads on first use, so that
+# ``import streamflow`` stays sans-IO (tests/test_sans_io.py).
+_LAZY: dict[str, str] = {
+    "pipeline": "streamflow.operators.pipeline",
+    "run": "streamflow.runtime",
+    "run_sync": "streamflow.runtime",
+    "scope": "streamflow.sources.bridge",
+    "StreamFailure": "streamflow.operators.on_error",
+    "StreamRestart": "streamflow.operators.on_error",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load ``pipeline``, ``run``, ``run_sync``, ``scope``... from the reactive layer lazily."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'streamflow' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,43 @@
+"""The reactive operators: pipeable reactivex operators over the sans-IO core.
+
+Each lives in its own module (``streamflow.operators.frame`` ...) and is exported
+here. Every operator keeps its state per subscription.
+
+=================== ==================================================================
+``frame``           bytes -> frames (SSE, NDJSON... pluggable)
+``decode``          frames -> the dialect's typed wire events (pydantic)
+``normalize``       frames (or wire events) -> UniEvent
+``pipeline``        bytes -> UniEvent in one hop (frame + normalize fused)
+``group_by_block``  UniEvent -> one replaying observable per content group
+``accumulate_json`` UniEvent -> live tool-call states (partial + strict parse)
+``tap_usage``       calls back with the final usage, once; passes events through
+``on_error``        raise / convert to a StreamFailure item / retry
+=================== ==================================================================
+"""
+
+from __future__ import annotations
+
+from .accumulate_json import ToolCallState, accumulate_json
+from .decode import decode
+from .frame import frame
+from .group_by_block import Block, group_by_block
+from .normalize import normalize
+from .on_error import StreamFailure, StreamRestart, exponential_backoff, on_error
+from .pipeline import pipeline
+from .tap_usage import tap_usage
+
+__all__ = [
+    "Block",
+    "StreamFailure",
+    "StreamRestart",
+    "ToolCallState",
+    "accumulate_json",
+    "decode",
+    "exponential_backoff",
+    "frame",
+    "group_by_block",
+    "normalize",
+    "on_error",
+    "pipeline",
+    "tap_usage",
+]

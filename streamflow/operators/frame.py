@@ -1,0 +1,61 @@
+"""``frame(framing="sse")``: body bytes -> frames (``ServerSentEvent``), chunking-invariant.
+
+Marble::
+
+    bytes:   --b"data: he"--b"llo\\n\\ndata: x\\n"--b"\\n"--|
+    frame(): ------------------SSE("hello")-----------SSE("x")--|
+
+The framing is pluggable by registry name (``"sse"``, ``"ndjson"``, later
+``"eventstream"``...) or ``"auto"`` (sniffed from the first bytes). Each
+subscription gets its own framer. A framing error or limit goes downstream as
+``on_error``; at the end of the body a cut event is discarded (WHATWG rule) and the
+stream completes -- the dialect decides whether that end was premature.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reactivex import abc
+
+from ..framing import make_framer, sniff_framing
+from ..limits import Limits
+from ._base import Handlers, Operator, stateful
+
+__all__ = ["frame"]
+
+
+def frame(framing: str = "sse", *, limits: Limits | None = None) -> Operator[bytes, Any]:
+    """An operator from body chunks to frames of ``framing`` (or ``"auto"``)."""
+    if framing != "auto":
+        make_framer(framing, limits)  # fail fast on an unknown name
+
+    def setup(observer: abc.ObserverBase[Any]) -> Handlers:
+        framer: Any = make_framer(framing, limits) if framing != "auto" else None
+        head = b""
+        emit = observer.on_next
+
+        def on_next(chunk: bytes) -> None:
+            nonlocal framer, head
+            if framer is None:
+                head += chunk
+                name = sniff_framing(head)
+                if name is None:
+                    return
+                framer, chunk, head = make_framer(name, limits), head, b""
+            for item in framer.feed(chunk):
+                emit(item)
+
+        def on_completed() -> None:
+            nonlocal framer
+            if framer is None:
+                framer = make_framer(sniff_framing(head) or "sse", limits)
+                for item in framer.feed(head):
+                    emit(item)
+            for item in framer.close():
+                emit(item)
+            observer.on_completed()
+
+        return on_next, observer.on_error, on_completed
+
+    return stateful(setup)

@@ -1,0 +1,240 @@
+"""``run()``: one upstream, several sinks, one assembled message.
+
+::
+
+    message = await streamflow.run(from_httpx(client, request), ui, log, tools)
+
+``run`` subscribes to ``source`` exactly once -- one HTTP request, however many
+sinks -- and fans every item out to the sinks in the order given (a multicast like
+``publish()`` + ``connect()``, with a failure rule per sink). ``source`` is an
+observable of body chunks (``bytes``: decoded with ``pipeline(dialect, framing,
+limits)``; the framing hint of a ``from_file`` source is used) or of UniEvents (a
+pipeline you composed yourself). Sinks are :class:`~streamflow.sinks.Sink`
+observers, plain callables (``on_next`` only) or :class:`~streamflow.sinks.AsyncSink`
+(each fed by a bounded buffer and a consumer task, see :mod:`streamflow.sinks.base`).
+
+Outcome:
+
+* the stop event arrived -> the final :class:`~streamflow.Message` is returned;
+* the stream failed -> that typed error is raised with ``partial`` (the message so
+  far); with ``on_error("convert")`` the sinks get the ``StreamFailure`` item and
+  completion, and ``run`` still raises the error;
+* the stream completed without a stop event (``take(n)`` in your pipeline) ->
+  ``CancelledStreamError`` with the partial message;
+* a sink raised -> it is detached, the others and the stream go on, and ``run``
+  raises :class:`~streamflow.sinks.SinkError` at the end (the stream's own error
+  wins when there is one; it then lists the sink failures in ``sink_errors``);
+* ``run`` itself is cancelled (a timeout around it, Ctrl-C) -> the subscription is
+  disposed, which cancels the reader task and closes the HTTP response; sync sinks
+  get ``on_error(CancelledStreamError)``; the cancellation propagates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from reactivex import Observable, abc
+
+from .errors import CancelledStreamError, StreamflowError
+from .events import UniEvent
+from .limits import Limits
+from .message import Assembler, Message
+from .operators._base import Handlers, Operator, stateful
+from .operators.on_error import StreamFailure, StreamRestart
+from .operators.pipeline import EmittingDecoder
+from .sinks.base import AsyncSink, AsyncSinkFeeder, SinkError
+from .sources.bridge import scope
+
+__all__ = ["as_events", "run", "run_sync"]
+
+
+def as_events(dialect: str = "auto", framing: str | None = None, limits: Limits | None = None,
+              **options: Any) -> Operator[Any, Any]:
+    """Decode ``bytes`` items like ``pipeline()``; pass anything else through (run's front)."""
+
+    def setup(observer: abc.ObserverBase[Any]) -> Handlers:
+        state: EmittingDecoder | None = None
+        decided = False
+
+        def make() -> EmittingDecoder:
+            return EmittingDecoder(observer.on_next, dialect, framing=framing, limits=limits,
+                                   **options)
+
+        def on_next(item: Any) -> None:
+            nonlocal state, decided
+            if not decided:
+                decided = True
+                if isinstance(item, (bytes, bytearray, memoryview)):
+                    state = make()
+            if state is None:
+                observer.on_next(item)
+            else:
+                state.feed(bytes(item))
+
+        def on_error(error: Exception) -> None:
+            if state is not None:
+                state.rescue(error)
+            observer.on_error(error)
+
+        def on_completed() -> None:
+            nonlocal state
+            if not decided:  # an empty body: let the decoder say so
+                state = make()
+            if state is not None:
+                state.end()
+            observer.on_completed()
+
+        return on_next, on_error, on_completed
+
+    return stateful(setup)
+
+
+class _Callable:
+    """A plain callable used as a sink: ``on_next`` only."""
+
+    def __init__(self, fn: Any) -> None:
+        self.on_next = fn
+        self.sink = fn
+
+    def on_error(self, error: Exception) -> None:
+        """Ignored."""
+
+    def on_completed(self) -> None:
+        """Ignored."""
+
+
+class _FanOut(abc.ObserverBase[Any]):
+    """The one observer of the upstream: assembles the message and feeds every sink."""
+
+    def __init__(self, sinks: tuple[Any, ...]) -> None:
+        self.assembler = Assembler()
+        self.feeders: list[AsyncSinkFeeder] = []
+        self.targets: list[Any] = []
+        for sink in sinks:
+            if isinstance(sink, AsyncSink):
+                feeder = AsyncSinkFeeder(sink)
+                self.feeders.append(feeder)
+                self.targets.append(feeder)
+            elif hasattr(sink, "on_next"):
+                self.targets.append(sink)
+            elif callable(sink):
+                self.targets.append(_Callable(sink))
+            else:
+                raise TypeError(f"not a sink: {sink!r}")
+        self.failures: list[tuple[Any, BaseException]] = []
+        self.error: Exception | None = None
+        self.converted: StreamFailure | None = None
+        self.finished = False
+        self.done: anyio.Event | None = None
+
+    def _detach(self, target: Any, exc: BaseException) -> None:
+        self.targets = [t for t in self.targets if t is not target]
+        if isinstance(target, AsyncSinkFeeder):
+            target.detach(exc)
+        else:
+            self.failures.append((getattr(target, "sink", target), exc))
+
+    def on_next(self, value: Any) -> None:
+        if self.finished:
+            return
+        if type(value) is UniEvent:
+            self.assembler.feed(value)
+        elif isinstance(value, StreamRestart):
+            self.assembler = Assembler()
+        elif isinstance(value, StreamFailure):
+            self.converted = value
+        for target in self.targets:
+            try:
+                target.on_next(value)
+            except Exception as exc:
+                self._detach(target, exc)
+
+    def _end(self, method: str, *args: Any) -> None:
+        self.finished = True
+        for target in self.targets:
+            try:
+                getattr(target, method)(*args)
+            except Exception as exc:
+                self._detach(target, exc)
+        if self.done is not None:
+            self.done.set()
+
+    def on_error(self, error: Exception) -> None:
+        if self.finished:
+            return
+        if isinstance(error, StreamflowError):
+            error.with_partial(self.assembler.message)
+        self.error = error
+        self._end("on_error", error)
+
+    def on_completed(self) -> None:
+        if not self.finished:
+            self._end("on_completed")
+
+    def result(self) -> Message:
+        """The message, or the error the module doc describes."""
+        for feeder in self.feeders:
+            if feeder.failure is not None:
+                self.failures.append((feeder.sink, feeder.failure))
+        message = self.assembler.message
+        error = self.error or (self.converted.error if self.converted else None)
+        if error is None and not message.complete:
+            error = CancelledStreamError("the stream completed before its stop event "
+                                         "(an operator such as take() ended it)", partial=message)
+        if error is not None:
+            if self.failures:
+                error.sink_errors = list(self.failures)  # type: ignore[attr-defined]
+            raise error
+        if self.failures:
+            raise SinkError(self.failures, partial=message)
+        return message
+
+
+def _front(source: Observable[Any], dialect: str, framing: str | None, limits: Limits | None,
+           options: dict[str, Any]) -> Observable[Any]:
+    framing = framing or getattr(source, "framing", None)
+    return source.pipe(as_events(dialect, framing, limits, **options))
+
+
+async def run(source: Observable[Any], *sinks: Any, dialect: str = "auto",
+              framing: str | None = None, limits: Limits | None = None,
+              **options: Any) -> Message:
+    """Subscribe once, feed every sink, return the message (see the module doc)."""
+    fan = _FanOut(sinks)
+    fan.done = anyio.Event()
+    async with scope() as owner:
+        for feeder in fan.feeders:
+            owner.pressure.append(feeder)
+            owner.task_group.start_soon(feeder.consume,
+                                        name=f"streamflow-sink:{type(feeder.sink).__name__}")
+        subscription = _front(source, dialect, framing, limits, options).subscribe(fan)
+        try:
+            await fan.done.wait()
+        except BaseException:
+            subscription.dispose()
+            if not fan.finished:
+                fan.on_error(CancelledStreamError("run() was cancelled"))
+            for feeder in fan.feeders:
+                feeder.detach(CancelledStreamError("run() was cancelled"))
+            raise
+        for feeder in fan.feeders:
+            await feeder.finish()
+    return fan.result()
+
+
+def run_sync(source: Observable[Any], *sinks: Any, dialect: str = "auto",
+             framing: str | None = None, limits: Limits | None = None,
+             **options: Any) -> Message:
+    """:func:`run` without an event loop, for synchronous sources and sync sinks.
+
+    Bytes, iterables, files and a sync ``httpx.Client`` source push in this thread;
+    an async source fails with ``NoScopeError`` (use ``await run(...)``).
+    """
+    if any(isinstance(s, AsyncSink) for s in sinks):
+        raise TypeError("AsyncSink needs an event loop: use `await streamflow.run(...)`")
+    fan = _FanOut(sinks)
+    _front(source, dialect, framing, limits, options).subscribe(fan)
+    if not fan.finished:
+        raise RuntimeError("the source did not finish synchronously: use `await run(...)`")
+    return fan.result()

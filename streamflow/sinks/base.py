@@ -1,0 +1,179 @@
+"""The sink protocol: what an application subscribes to a stream of UniEvents.
+
+Two kinds of sink, both driven by :func:`streamflow.run`:
+
+* :class:`Sink` -- synchronous ``on_next(event)`` / ``on_error(error)`` /
+  ``on_completed()``, exactly a reactivex observer, so any ``Observer`` fits and a
+  sink works with plain ``observable.subscribe(sink)`` too. It is called on the hot
+  path, from the task that reads the body: it must not block (render, count, log).
+  :class:`BaseSink` gives no-op defaults to subclass.
+* :class:`AsyncSink` -- for sinks that must ``await`` (run a tool, write to a
+  websocket). ``run()`` gives each one a bounded anyio memory object stream of
+  ``buffer`` events and a consumer task that awaits :meth:`AsyncSink.on_event` per
+  event and :meth:`AsyncSink.on_end` once. When the buffer is full, ``policy`` says
+  what happens to the reader:
+
+  - ``"wait"`` (default): backpressure -- the reader stops reading the body after
+    the current chunk until the sink caught up (TCP flow control does the rest);
+  - ``"drop"``: the event is dropped for this sink and counted in ``sink.dropped``;
+  - ``"error"``: the sink fails with ``LimitExceededError(limit="sink_buffer")``.
+
+Failure rule (what ``run()`` does when a sink raises): the failing sink is detached
+(it gets no further event; an :class:`AsyncSink` still gets ``on_end(error)``), the
+other sinks and the stream go on to the end, and ``run()`` then raises
+:class:`SinkError` listing every failure -- unless the stream itself failed, whose
+error wins and carries the sink failures in ``sink_errors``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import deque
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from ..errors import LimitExceededError, StreamflowError
+
+__all__ = ["AsyncSink", "AsyncSinkFeeder", "BaseSink", "OverflowPolicy", "Sink", "SinkError"]
+
+OverflowPolicy = Literal["wait", "drop", "error"]
+
+
+@runtime_checkable
+class Sink(Protocol):
+    """A synchronous subscriber (any reactivex observer): called from the reader task."""
+
+    def on_next(self, event: Any) -> None:
+        """One item: a UniEvent (or a StreamFailure/StreamRestart notice, see operators)."""
+
+    def on_error(self, error: Exception) -> None:
+        """The stream failed; ``error.partial`` holds what arrived."""
+
+    def on_completed(self) -> None:
+        """The stream ended normally."""
+
+
+class BaseSink:
+    """A :class:`Sink` with no-op methods: override what you need."""
+
+    def on_next(self, event: Any) -> None:
+        """Ignore the item."""
+
+    def on_error(self, error: Exception) -> None:
+        """Ignore the error (``run()`` raises it anyway)."""
+
+    def on_completed(self) -> None:
+        """Nothing to do."""
+
+
+class AsyncSink(ABC):
+    """A sink that awaits; fed through a bounded buffer (see the module doc for ``policy``)."""
+
+    buffer: int = 128
+    policy: OverflowPolicy = "wait"
+    dropped: int = 0
+
+    @abstractmethod
+    async def on_event(self, event: Any) -> None:
+        """Handle one item, in stream order."""
+
+    async def on_end(self, error: BaseException | None) -> None:  # noqa: B027 - optional hook
+        """Called once after the last item: ``None`` on success, else the error."""
+
+
+class SinkError(StreamflowError):
+    """One or more sinks raised; ``errors`` lists ``(sink, exception)`` in failure order.
+
+    The stream itself went to its end; ``partial`` is the whole message.
+    """
+
+    def __init__(self, errors: list[tuple[Any, BaseException]], *, partial: Any = None) -> None:
+        names = ", ".join(f"{type(s).__name__}: {e!r}" for s, e in errors)
+        super().__init__(f"{len(errors)} sink(s) failed ({names})", partial=partial)
+        self.errors = errors
+
+
+class AsyncSinkFeeder:
+    """The synchronous observer face of one :class:`AsyncSink` (used by ``run()``).
+
+    ``on_next`` never blocks: it sends without waiting, or applies the policy when
+    the buffer is full (``"wait"`` parks the event in ``overflow`` and the reader
+    awaits :meth:`relieve` before its next chunk). :meth:`consume` is the consumer
+    task; :meth:`finish` flushes and closes after the stream's terminal event.
+    """
+
+    def __init__(self, sink: AsyncSink) -> None:
+        self.sink = sink
+        send, receive = anyio.create_memory_object_stream[Any](max(0, sink.buffer))
+        self._send: MemoryObjectSendStream[Any] = send
+        self._receive: MemoryObjectReceiveStream[Any] = receive
+        self.overflow: deque[Any] = deque()
+        self.failure: BaseException | None = None
+        self._end: BaseException | None = None
+        sink.dropped = 0
+
+    def on_next(self, event: Any) -> None:
+        """Hand one item to the sink's buffer, applying the overflow policy."""
+        if self.failure is not None:
+            return
+        if self.overflow:
+            self.overflow.append(event)
+            return
+        try:
+            self._send.send_nowait(event)
+        except anyio.WouldBlock:
+            policy = self.sink.policy
+            if policy == "wait":
+                self.overflow.append(event)
+            elif policy == "drop":
+                self.sink.dropped += 1
+            else:
+                raise LimitExceededError("sink_buffer", self.sink.buffer) from None
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # the consumer failed; its failure is recorded
+
+    def on_error(self, error: Exception) -> None:
+        """Remember the stream's error for ``on_end``."""
+        self._end = error
+
+    def on_completed(self) -> None:
+        """Nothing until :meth:`finish`."""
+
+    def detach(self, error: BaseException) -> None:
+        """Fail this sink: no more events; ``on_end(error)`` still runs."""
+        if self.failure is None:
+            self.failure = error
+        self._end = error
+        self.overflow.clear()
+        self._send.close()
+
+    async def relieve(self) -> None:
+        """Wait until the parked events fit in the buffer (the ``"wait"`` backpressure)."""
+        while self.overflow:
+            try:
+                await self._send.send(self.overflow[0])
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self.overflow.clear()
+                return
+            self.overflow.popleft()
+
+    async def finish(self) -> None:
+        """After the stream's terminal event: flush what is parked, then close the buffer."""
+        await self.relieve()
+        self._send.close()
+
+    async def consume(self) -> None:
+        """The consumer task: await ``on_event`` per item, then ``on_end`` once."""
+        with self._receive:
+            try:
+                async for event in self._receive:
+                    await self.sink.on_event(event)
+            except Exception as exc:
+                self.failure = self.failure or exc
+                self._end = exc
+        try:
+            await self.sink.on_end(self._end)
+        except Exception as exc:
+            self.failure = self.failure or exc

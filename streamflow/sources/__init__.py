@@ -1,0 +1,63 @@
+"""Sources: cold observables of body chunks, bridged to anyio (see :mod:`.bridge`).
+
+One subscription = one read of the body (for HTTP, one request); share it with
+``streamflow.run()``. Async sources pump in the task group of a :func:`scope`.
+The httpx-based names load on first use, so operators importing the bridge do
+not pay for httpx.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .bridge import NoScopeError, Scope, Source, current_scope, scope
+from .file import framing_for_path, from_file
+from .iterables import (
+    AsyncIterableSource,
+    SyncSource,
+    from_async_iterable,
+    from_bytes,
+    from_iterable,
+)
+
+if TYPE_CHECKING:  # loaded lazily at run time (see __getattr__)
+    from .http import AsyncHTTPSource, from_httpx
+    from .http_errors import status_error, transport_error
+
+__all__ = [
+    "AsyncHTTPSource",
+    "AsyncIterableSource",
+    "NoScopeError",
+    "Scope",
+    "Source",
+    "SyncSource",
+    "current_scope",
+    "framing_for_path",
+    "from_async_iterable",
+    "from_bytes",
+    "from_file",
+    "from_httpx",
+    "from_iterable",
+    "scope",
+    "status_error",
+    "transport_error",
+]
+
+_LAZY = {
+    "AsyncHTTPSource": "http",
+    "from_httpx": "http",
+    "status_error": "http_errors",
+    "transport_error": "http_errors",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load the httpx-based sources on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'streamflow.sources' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

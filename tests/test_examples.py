@@ -1,0 +1,51 @@
+"""Each example runs offline as a user would run it, and says what it should."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def run_example(name: str, *args: str) -> str:
+    done = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True,
+                          text=True, timeout=60, cwd=EXAMPLES)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("compose_pipeline.py", ["Sure. Let me look that up. One moment!", "[usage] 37 tokens out",
+                             "[message] tool_call: {'city': 'Paris', 'unit': 'celsius'}"]),
+    ("custom_operator.py", ["sentence: 'Sure.'", "sentence: 'Let me look that up.'",
+                            "sentence: 'One moment!'"]),
+    ("per_block_ui.py", ["[1:text] text.done        'Sure. Let me look that up. One moment!'",
+                         "[2:tool_call] tool_call.done   {'city': 'Paris', 'unit': 'celsius'}",
+                         "late pane on block 2 replayed: ['tool_call.delta'"]),
+    ("tool_dispatch.py", ["[tools] calling get_weather({'city': 'Paris', 'unit': 'celsius'})",
+                          "[result] toolu_demo -> {'city': 'Paris', 'temperature': 21"]),
+    ("cancel_stream.py", ["server observed disconnect: True"]),
+])
+def test_example_runs_and_prints(name: str, expected: list[str]) -> None:
+    out = run_example(name, *(["--seconds", "0.3"] if name == "cancel_stream.py" else []))
+    for line in expected:
+        assert line in out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery is POSIX-only")
+def test_ctrl_c_closes_the_connection() -> None:
+    proc = subprocess.Popen([sys.executable, str(EXAMPLES / "cancel_stream.py")], cwd=EXAMPLES,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith("streaming")
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "server observed disconnect: True" in out and out.rstrip().endswith("bye")

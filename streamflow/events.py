@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar, Literal, Union
+from typing import Any, ClassVar, Literal
 
 EventType = Literal["delta", "stop"]
 FinishReason = Literal["stop", "length", "tool_call", "unknown"]
@@ -70,7 +70,7 @@ class ThinkingItem:
 
 @dataclass(slots=True)
 class ToolCallItem:
-    """A tool call: ``arguments`` is a JSON-text fragment on ``.delta``, the parsed object on ``.done``.
+    """A tool call: ``arguments`` is JSON text on ``.delta``, the parsed object on ``.done``.
 
     ``name`` and ``tool_call_id`` are set on the first fragment of a call and empty
     on the later ones; the ``.done`` item carries both.
@@ -123,16 +123,18 @@ class EmbeddingItem:
     growing: ClassVar[str] = "embedding"
 
 
-ContentItem = Union[
-    TextItem, ThinkingItem, ToolCallItem, InlineDataItem, InlineThinkingItem, EmbeddingItem
-]
+ContentItem = (
+    TextItem | ThinkingItem | ToolCallItem | InlineDataItem | InlineThinkingItem | EmbeddingItem
+)
 ITEM_CLASSES: dict[str, type[ContentItem]] = {
     cls.kind: cls
-    for cls in (TextItem, ThinkingItem, ToolCallItem, InlineDataItem, InlineThinkingItem, EmbeddingItem)
+    for cls in (TextItem, ThinkingItem, ToolCallItem, InlineDataItem, InlineThinkingItem,
+                EmbeddingItem)
 }
 
 _FIELD_NAMES: dict[str, tuple[str, ...]] = {
-    kind: tuple(f.name for f in fields(cls) if f.name != "type") for kind, cls in ITEM_CLASSES.items()
+    kind: tuple(f.name for f in fields(cls) if f.name != "type")
+    for kind, cls in ITEM_CLASSES.items()
 }
 
 
@@ -217,8 +219,10 @@ def item_to_dict(item: ContentItem) -> JSONDict:
 
 def item_from_dict(data: JSONDict) -> ContentItem:
     """Rebuild an item from :func:`item_to_dict` output (raises ``ValueError``/``KeyError``)."""
-    kind, _, _ = str(data["type"]).partition(".")
+    kind, _, phase = str(data["type"]).partition(".")
     cls = ITEM_CLASSES[kind]
+    if phase not in ("delta", "done"):
+        raise ValueError(f"unknown item type {data['type']!r}")
     known = _FIELD_NAMES[kind]
     values = {k: v for k, v in data.items() if k in known}
     if cls.growing == "data" and isinstance(values.get("data"), str):
@@ -255,11 +259,14 @@ def event_from_dict(data: JSONDict) -> UniEvent:
     event_type = data["event_type"]
     if event_type not in ("delta", "stop"):
         raise ValueError(f"unknown event_type {event_type!r}")
+    finish = data.get("finish_reason")
+    if finish is not None and finish not in FINISH_REASONS:
+        raise ValueError(f"unknown finish_reason {finish!r}")
     return UniEvent(
         event_type=event_type,
         content_items=[item_from_dict(i) for i in data.get("content_items") or []],
         usage_metadata=usage_from_dict(data.get("usage_metadata")),
-        finish_reason=data.get("finish_reason"),
+        finish_reason=finish,
         created_at=int(data.get("created_at") or 0),
         provider=data.get("provider"),
     )

@@ -81,9 +81,10 @@ class Assembler:
     """Builds a :class:`Message` from UniEvents, enforcing the grammar as it goes.
 
     Raises :class:`~streamflow.errors.ProtocolError` for events after ``stop``, a
-    ``delta`` without exactly one item, or a ``.done`` of another kind than the
-    open group. Cost is linear: fragments of the open group are kept in a list and
-    joined only when a partial message is asked for.
+    ``delta`` without exactly one item, a ``.done`` with no group open or of another
+    kind than the open group, or ``stop`` while a group is open. Cost is linear:
+    fragments of the open group are kept in a list and joined only when a partial
+    message is asked for.
     """
 
     __slots__ = ("_items", "_open", "_parts", "_meta", "_usage", "_finish", "_created", "_stopped")
@@ -109,38 +110,43 @@ class Assembler:
             self._meta.update(provider)
 
     def feed(self, event: UniEvent) -> None:
-        """Take the next event of the stream."""
+        """Take the next event of the stream (a rejected event changes nothing)."""
         if self._stopped:
             raise ProtocolError("event after stop")
+        open_ = self._open
+        done = False
+        if event.event_type == "stop":
+            if event.content_items:
+                raise ProtocolError("stop event carries items")
+            if open_ is not None:
+                raise ProtocolError(f"stop while a {open_.kind} group is open")
+            item = None
+        else:
+            items = event.content_items
+            if len(items) != 1:
+                raise ProtocolError(f"delta event with {len(items)} items")
+            item = items[0]
+            done = item.type.endswith(".done")
+            if done and open_ is None:
+                raise ProtocolError(f"{item.type} without a {item.kind}.delta before it")
+            if open_ is not None and open_.kind != item.kind:
+                raise ProtocolError(f"{item.type} while a {open_.kind} group is open")
         if self._created is None:
             self._created = event.created_at
         if event.provider:
             self._meta.update(event.provider)
-        if event.event_type == "stop":
-            if event.content_items:
-                raise ProtocolError("stop event carries items")
-            if self._open is not None:
-                raise ProtocolError(f"stop while a {self._open.kind} group is open")
+        if item is None:
             self._usage = event.usage_metadata
             self._finish = event.finish_reason
             self._stopped = True
-            return
-        items = event.content_items
-        if len(items) != 1:
-            raise ProtocolError(f"delta event with {len(items)} items")
-        item = items[0]
-        if item.type.endswith(".done"):
-            if self._open is not None and self._open.kind != item.kind:
-                raise ProtocolError(f"{item.type} while a {self._open.kind} group is open")
+        elif done:
             self._items.append(item)
             self._open = None
             self._parts = []
-            return
-        if self._open is None:
-            self._open = item
-        elif self._open.kind != item.kind:
-            raise ProtocolError(f"{item.type} while a {self._open.kind} group is open")
-        self._parts.append(getattr(item, item.growing))
+        else:
+            if open_ is None:
+                self._open = item
+            self._parts.append(getattr(item, item.growing))
 
     @property
     def message(self) -> Message:

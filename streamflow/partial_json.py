@@ -58,9 +58,10 @@ class ArgumentBuffer:
         """Add a fragment (O(1)); raises ``LimitExceededError`` past the limit."""
         if not fragment:
             return
-        self._size += len(fragment)
-        if self._limit is not None and self._size > self._limit:
+        size = self._size + len(fragment)
+        if self._limit is not None and size > self._limit:
             raise LimitExceededError("max_tool_arguments_bytes", self._limit)
+        self._size = size
         self._parts.append(fragment)
 
     def __len__(self) -> int:

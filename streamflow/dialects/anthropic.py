@@ -5,21 +5,42 @@ Mapping onto UniEvent:
 * ``text`` / ``thinking`` blocks -> ``text`` / ``thinking`` groups; ``signature_delta``
   -> a ``thinking.delta`` with ``thinking=""`` and ``fidelity={"signature": ...}``;
   ``citations_delta`` -> a ``text.delta`` with ``text=""`` and
-  ``provider={"citations": [...]}`` (the ``.done`` item lists them all).
+  ``provider={"citations": [...]}`` (the ``.done`` item lists them all). A block that
+  ends without any content still makes a group (one empty fragment, then ``.done``).
 * ``redacted_thinking`` -> one ``inline_thinking`` group; ``data`` is the opaque
   string's UTF-8 bytes.
-* ``tool_use`` -> a ``tool_call`` group; the first fragment carries name and id.
+* ``tool_use`` -> a ``tool_call`` group; the first fragment carries name and id (and
+  empty arguments), each ``input_json_delta`` is one fragment; an ``input`` given
+  whole in ``content_block_start`` (no deltas) is sent as one fragment.
 * ``server_tool_use``, ``*_tool_result`` and unknown block types are not for the
-  client to act on: each is kept whole (its JSON input assembled and parsed) in
-  the message ``provider["extra_blocks"]`` with its ``index``.
+  client to act on: each is kept whole (its JSON input assembled, counted against
+  ``max_tool_arguments_bytes`` and parsed; when it does not parse, the raw text is
+  kept as ``input_json``) in the message ``provider["extra_blocks"]`` with its
+  ``index``.
 * Unknown delta types ride on an empty fragment of their block as
-  ``provider={"unknown_deltas": [...]}``; unknown event types are kept in
-  ``provider["unknown_events"]``. Nothing crashes, nothing is dropped.
-* ``message_delta`` may repeat; its usage is cumulative and read at the end.
-  ``prompt_tokens`` is ``input_tokens + cache_read + cache_creation`` (the whole
-  prompt, as OpenAI counts it); ``cached_tokens`` is ``cache_read_input_tokens``;
-  the raw usage stays in ``usage_metadata.provider``.
-* The stop event's ``provider`` has the raw ``stop_reason`` and ``stop_sequence``.
+  ``provider={"unknown_deltas": [...]}`` (on a kept block: in its ``deltas``);
+  unknown event types are kept in ``provider["unknown_events"]``. Nothing crashes,
+  nothing is dropped.
+* Blocks stream one after another: a block starting while another text, thinking,
+  tool or redacted block is open, or a known delta type on the wrong kind of block
+  (``text_delta`` on a ``thinking`` block...), is a ``ProtocolError``. Blocks still
+  open at ``message_stop`` (a ``max_tokens`` cut) are closed there, so cut tool
+  arguments raise ``ToolCallArgumentParseError`` in place of their ``.done``.
+* ``message_delta`` may repeat; its usage is cumulative and read at the end (a
+  counter it omits keeps its ``message_start`` value). ``prompt_tokens`` is
+  ``input_tokens + cache_read + cache_creation`` (the whole prompt, as OpenAI counts
+  it); ``cached_tokens`` is ``cache_read_input_tokens``; ``thoughts_tokens`` is
+  ``output_tokens_details.thinking_tokens`` when sent; the raw usage (with GLM's
+  ``server_tool_use``, ``service_tier``...) stays in ``usage_metadata.provider``.
+* ``end_turn``/``stop_sequence`` -> ``stop``; ``max_tokens`` and
+  ``model_context_window_exceeded`` -> ``length``; ``tool_use`` -> ``tool_call``;
+  anything else (``refusal``, ``pause_turn``, none) -> ``unknown``. The stop event's
+  ``provider`` has the raw ``stop_reason`` and ``stop_sequence``; other
+  ``message_delta.delta`` fields (``stop_details``, ``container``) and the
+  ``message_start`` envelope (``id``, ``model``...) are in the message provider slot.
+* An ``error`` event raises ``ProviderError`` (its ``type``, ``message``, and the raw
+  event as ``body``) with the partial message; a second ``message_start`` or any
+  event but ``ping`` after ``message_stop`` is a ``ProtocolError``.
 """
 
 from __future__ import annotations
@@ -27,14 +48,15 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from ..errors import ProtocolError, ProviderError
+from pydantic_core import from_json
+
+from ..errors import LimitExceededError, ProtocolError, ProviderError
 from ..events import FinishReason, InlineThinkingItem, JSONDict, Usage
 from ..framing.sse import ServerSentEvent
-from ..partial_json import parse_arguments
 from .anthropic_wire import parse_event
 from .base import Decoder, expect_str, load_json
 
-__all__ = ["AnthropicDecoder", "FINISH_REASONS", "anthropic_usage", "parse_event"]
+__all__ = ["FINISH_REASONS", "AnthropicDecoder", "anthropic_usage", "parse_event"]
 
 FINISH_REASONS: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -44,6 +66,10 @@ FINISH_REASONS: dict[str, FinishReason] = {
     "tool_use": "tool_call",
 }
 _GROUP_BLOCKS = ("text", "thinking", "tool_use", "redacted_thinking")
+_DELTA_BLOCK = {"text_delta": "text", "citations_delta": "text", "thinking_delta": "thinking",
+                "signature_delta": "thinking", "input_json_delta": "tool_use"}
+_COUNTERS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
+             "cache_creation_input_tokens")
 
 
 def anthropic_usage(raw: JSONDict) -> Usage:
@@ -52,8 +78,28 @@ def anthropic_usage(raw: JSONDict) -> Usage:
     read = raw.get("cache_read_input_tokens")
     made = raw.get("cache_creation_input_tokens")
     prompt = None if inp is None else inp + (read or 0) + (made or 0)
-    return Usage(cached_tokens=read, prompt_tokens=prompt, thoughts_tokens=None,
+    details = raw.get("output_tokens_details")
+    thoughts = details.get("thinking_tokens") if isinstance(details, dict) else None
+    return Usage(cached_tokens=read, prompt_tokens=prompt,
+                 thoughts_tokens=thoughts if type(thoughts) is int else None,
                  response_tokens=raw.get("output_tokens"), provider=raw)
+
+
+def _obj(value: Any, what: str) -> JSONDict:
+    if type(value) is not dict:
+        raise ProtocolError(f"anthropic {what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _opt_obj(value: Any, what: str) -> JSONDict:
+    return {} if value is None else _obj(value, what)
+
+
+def _index(ev: JSONDict) -> int:
+    index = ev.get("index")
+    if type(index) is not int:
+        raise ProtocolError(f"anthropic {ev.get('type')} index must be an integer, got {index!r}")
+    return index
 
 
 class AnthropicDecoder(Decoder):
@@ -68,6 +114,7 @@ class AnthropicDecoder(Decoder):
         super().__init__(**kwargs)
         self._blocks: dict[int, JSONDict] = {}   # open blocks by index
         self._current: int | None = None         # index of the open UniEvent group
+        self._started = False
         self._usage: JSONDict = {}
         self._stop_reason: str | None = None
         self._stop_sequence: str | None = None
@@ -76,10 +123,21 @@ class AnthropicDecoder(Decoder):
 
     @classmethod
     def sniff(cls, frame: Any) -> bool:
-        """An Anthropic stream opens with ``message_start`` (or ``ping``/``error``)."""
-        data = getattr(frame, "data", "")
-        return frame.event in ("message_start", "ping") or '"type":"message_start"' in \
-            data.replace(" ", "")[:40]
+        """An Anthropic stream opens with ``message_start``, ``ping`` or an ``error`` object."""
+        event = getattr(frame, "event", "message")
+        if event in ("message_start", "ping"):
+            return True
+        head = "".join(str(getattr(frame, "data", ""))[:64].split())
+        if head.startswith(('{"type":"message_start"', '{"type":"ping"')):
+            return True
+        if event == "error" or head.startswith('{"type":"error","error":{'):
+            try:
+                ev = from_json(frame.data)
+            except ValueError:
+                return False
+            return (type(ev) is dict and ev.get("type") == "error"
+                    and type(ev.get("error")) is dict and "sequence_number" not in ev)
+        return False
 
     def handle(self, frame: ServerSentEvent) -> None:
         """Map one SSE event (its JSON ``type`` decides, not the ``event:`` line)."""
@@ -87,51 +145,66 @@ class AnthropicDecoder(Decoder):
         if type(ev) is not dict:
             raise ProtocolError("anthropic event is not a JSON object", raw=frame.data)
         kind = ev.get("type")
-        em = self.emitter
         if kind == "content_block_delta":
-            self._delta(ev["index"], ev["delta"])
+            self._delta(_index(ev), _obj(ev.get("delta"), "content_block_delta.delta"))
         elif kind == "ping":
             return
-        elif em.stopped:
+        elif self.emitter.stopped:
             raise ProtocolError(f"anthropic {kind!r} event after message_stop", raw=frame.data)
         elif kind == "content_block_start":
-            self._start(ev["index"], ev["content_block"])
+            self._start(_index(ev), _obj(ev.get("content_block"), "content_block"))
         elif kind == "content_block_stop":
-            self._stop_block(ev["index"])
+            self._stop_block(_index(ev))
         elif kind == "message_start":
-            self._message_start(ev["message"])
+            self._message_start(_obj(ev.get("message"), "message_start.message"))
         elif kind == "message_delta":
             self._message_delta(ev)
         elif kind == "message_stop":
             self._finish_message(ev)
         elif kind == "error":
-            err = ev.get("error") or {}
-            raise ProviderError(str(err.get("message") or err or "provider error"),
-                                type=err.get("type"), request_id=ev.get("request_id"),
+            err = ev.get("error")
+            info = err if type(err) is dict else {"message": err}
+            message = info.get("message")
+            etype = info.get("type")
+            request_id = ev.get("request_id")
+            raise ProviderError(str(message or err or "anthropic stream error"),
+                                type=etype if type(etype) is str else None,
+                                request_id=request_id if type(request_id) is str else None,
                                 body=ev)
         else:
             self._unknown_events.append(ev)
-            em.note({"unknown_events": list(self._unknown_events)})
+            self.emitter.note({"unknown_events": self._unknown_events})
 
     # -- message level --------------------------------------------------------
     def _message_start(self, message: JSONDict) -> None:
+        if self._started:
+            raise ProtocolError("anthropic message_start twice in one stream")
+        self._started = True
+        expect_str(message.get("id"), "message.id")
+        expect_str(message.get("model"), "message.model")
         meta = {k: v for k, v in message.items()
                 if k not in ("content", "usage", "stop_reason", "stop_sequence", "type", "role")}
         self.emitter.note(meta)
-        self._usage.update(message.get("usage") or {})
+        self._merge_usage(message.get("usage"))
+
+    def _merge_usage(self, usage: Any) -> None:
+        for key, value in _opt_obj(usage, "usage").items():
+            if value is None:
+                continue  # omitted counters keep their earlier value
+            if key in _COUNTERS and type(value) is not int:
+                raise ProtocolError(f"anthropic usage.{key} must be an integer, got {value!r}")
+            self._usage[key] = value
 
     def _message_delta(self, ev: JSONDict) -> None:
-        delta = ev.get("delta") or {}
+        delta = _opt_obj(ev.get("delta"), "message_delta.delta")
         if delta.get("stop_reason") is not None:
-            self._stop_reason = delta["stop_reason"]
+            self._stop_reason = expect_str(delta["stop_reason"], "stop_reason")
         if "stop_sequence" in delta:
-            self._stop_sequence = delta["stop_sequence"]
+            self._stop_sequence = expect_str(delta["stop_sequence"], "stop_sequence") or None
         extra = {k: v for k, v in delta.items() if k not in ("stop_reason", "stop_sequence")}
         if extra:
             self.emitter.note(extra)
-        for key, value in (ev.get("usage") or {}).items():
-            if value is not None:
-                self._usage[key] = value
+        self._merge_usage(ev.get("usage"))
 
     def _finish_message(self, ev: JSONDict) -> None:
         for index in sorted(self._blocks):  # cut short (max_tokens): close what is open
@@ -140,44 +213,49 @@ class AnthropicDecoder(Decoder):
         finish = FINISH_REASONS.get(raw or "", "unknown")
         provider: JSONDict = {"stop_reason": raw, "stop_sequence": self._stop_sequence}
         if self._extra_blocks:
-            provider["extra_blocks"] = self._extra_blocks
+            provider["extra_blocks"] = list(self._extra_blocks)
+        if self._unknown_events:
+            provider["unknown_events"] = list(self._unknown_events)
         extra = {k: v for k, v in ev.items() if k != "type"}
         if extra:
             provider["message_stop"] = extra
-        self.emitter.stop(anthropic_usage(self._usage), finish, provider)
+        self.emitter.stop(anthropic_usage(dict(self._usage)), finish, provider)
 
     # -- blocks ---------------------------------------------------------------
     def _start(self, index: int, block: JSONDict) -> None:
         if index in self._blocks:
-            raise ProtocolError(f"content block {index} started twice")
-        btype = block.get("type")
-        state: JSONDict = {"type": btype, "block": block, "opened": False, "json": []}
+            raise ProtocolError(f"anthropic content block {index} started twice")
+        btype: Any = block.get("type")
+        grouped = btype in _GROUP_BLOCKS
+        if grouped and self._current is not None:
+            raise ProtocolError(f"anthropic content block {index} started while block "
+                                f"{self._current} is still open")
+        state: JSONDict = {"type": btype, "block": block, "opened": False, "json": [],
+                           "size": 0, "args": False}
         self._blocks[index] = state
-        if btype not in _GROUP_BLOCKS:
+        if not grouped:
             return  # kept whole in extra_blocks at its stop
         em = self.emitter
-        em.close_group()
         self._current = index
+        state["opened"] = True
         if btype == "tool_use":
-            state["opened"] = True
             em.tool_call("", expect_str(block.get("name"), "tool_use.name"),
                          expect_str(block.get("id"), "tool_use.id"),
                          self._block_extras(block, ("type", "id", "name", "input")), new=True)
         elif btype == "redacted_thinking":
-            state["opened"] = True
             em.delta(InlineThinkingItem(
                 "inline_thinking.delta", expect_str(block.get("data"), "data").encode(),
                 None, {"block_type": "redacted_thinking"}))
         else:
             initial = expect_str(block.get(btype), f"{btype} block")
             extras = self._block_extras(block, ("type", "text", "thinking", "signature"))
-            sig = block.get("signature")
-            if initial or extras or sig:
-                state["opened"] = True
-                if btype == "text":
-                    em.text(initial, extras)
-                else:
-                    em.thinking(initial, {"signature": sig} if sig else None, extras)
+            sig = expect_str(block.get("signature"), "thinking.signature")
+            if not (initial or extras or sig):
+                state["opened"] = False  # wait for the first delta
+            elif btype == "text":
+                em.text(initial, extras)
+            else:
+                em.thinking(initial, {"signature": sig} if sig else None, extras)
 
     @staticmethod
     def _block_extras(block: JSONDict, known: tuple[str, ...]) -> JSONDict | None:
@@ -187,16 +265,26 @@ class AnthropicDecoder(Decoder):
     def _delta(self, index: int, delta: JSONDict) -> None:
         state = self._blocks.get(index)
         if state is None:
-            raise ProtocolError(f"delta for content block {index}, which is not open")
-        dtype = delta.get("type")
-        if state["type"] not in _GROUP_BLOCKS:
+            raise ProtocolError(f"anthropic delta for content block {index}, which is not open")
+        dtype: Any = delta.get("type")
+        btype = state["type"]
+        if btype not in _GROUP_BLOCKS:
             if dtype == "input_json_delta":
-                state["json"].append(expect_str(delta.get("partial_json"), "partial_json"))
+                part = expect_str(delta.get("partial_json"), "partial_json")
+                state["size"] += len(part)
+                limit = self.limits.max_tool_arguments_bytes
+                if state["size"] > limit:
+                    raise LimitExceededError("max_tool_arguments_bytes", limit)
+                state["json"].append(part)
             else:
                 state.setdefault("deltas", []).append(delta)
             return
         if index != self._current:
-            raise ProtocolError(f"delta for block {index} while block {self._current} streams")
+            raise ProtocolError(f"anthropic delta for block {index} while block "
+                                f"{self._current} streams")
+        expected = _DELTA_BLOCK.get(dtype)
+        if expected is not None and expected != btype:
+            raise ProtocolError(f"anthropic {dtype} on a {btype} block (index {index})")
         state["opened"] = True
         em = self.emitter
         if dtype == "text_delta":
@@ -204,13 +292,15 @@ class AnthropicDecoder(Decoder):
         elif dtype == "thinking_delta":
             em.thinking(expect_str(delta.get("thinking"), "thinking_delta.thinking"))
         elif dtype == "input_json_delta":
-            em.tool_call(expect_str(delta.get("partial_json"), "partial_json"))
+            part = expect_str(delta.get("partial_json"), "partial_json")
+            state["args"] = state["args"] or bool(part.strip())
+            em.tool_call(part)
         elif dtype == "signature_delta":
             em.thinking("", {"signature": expect_str(delta.get("signature"), "signature")})
         elif dtype == "citations_delta":
             em.text("", {"citations": [delta.get("citation")]})
         else:
-            self._unknown_delta(state["type"], delta)
+            self._unknown_delta(btype, delta)
 
     def _unknown_delta(self, btype: str, delta: JSONDict) -> None:
         extra = {"unknown_deltas": [delta]}
@@ -227,23 +317,29 @@ class AnthropicDecoder(Decoder):
     def _stop_block(self, index: int) -> None:
         state = self._blocks.pop(index, None)
         if state is None:
-            raise ProtocolError(f"content_block_stop for block {index}, which is not open")
+            raise ProtocolError(f"anthropic content_block_stop for block {index}, "
+                                "which is not open")
         btype, block = state["type"], state["block"]
         if btype not in _GROUP_BLOCKS:
-            kept = dict(block, index=index)
-            if state["json"]:
-                kept["input"] = parse_arguments("".join(state["json"]),
-                                                tool_call_id=str(block.get("id", "")),
-                                                name=str(block.get("name", "")))
-            if state.get("deltas"):
-                kept["deltas"] = state["deltas"]
-            self._extra_blocks.append(kept)
-            self.emitter.note({"extra_blocks": list(self._extra_blocks)})
+            self._keep_block(index, state)
             return
         em = self.emitter
-        if btype == "tool_use" and em._parts == [""] and block.get("input"):
+        if btype == "tool_use" and not state["args"] and block.get("input"):
             em.tool_call(json.dumps(block["input"], ensure_ascii=False))
         if not state["opened"]:
             em.text("") if btype == "text" else em.thinking("")
         em.close_group()
         self._current = None
+
+    def _keep_block(self, index: int, state: JSONDict) -> None:
+        kept = dict(state["block"], index=index)
+        text = "".join(state["json"])
+        if text.strip():
+            try:
+                kept["input"] = from_json(text)
+            except ValueError:
+                kept["input_json"] = text
+        if state.get("deltas"):
+            kept["deltas"] = state["deltas"]
+        self._extra_blocks.append(kept)
+        self.emitter.note({"extra_blocks": self._extra_blocks})

@@ -9,7 +9,7 @@ path reads the same JSON as dicts (see :mod:`streamflow.dialects.base`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 
@@ -21,13 +21,20 @@ class WireModel(BaseModel):
 
 
 class WireUsage(WireModel):
+    """Token counts; ``message_delta`` carries cumulative totals (GLM adds extras)."""
+
     input_tokens: int | None = None
     output_tokens: int | None = None
     cache_read_input_tokens: int | None = None
     cache_creation_input_tokens: int | None = None
+    output_tokens_details: dict[str, Any] | None = None
+    server_tool_use: dict[str, Any] | None = None
+    service_tier: str | None = None
 
 
 class WireMessage(WireModel):
+    """The message envelope of ``message_start`` (content empty, usage placeholders)."""
+
     id: str
     type: str = "message"
     role: str = "assistant"
@@ -39,31 +46,47 @@ class WireMessage(WireModel):
 
 
 class TextBlock(WireModel):
+    """A ``text`` block; ``citations`` when citations are on."""
+
     type: Literal["text"]
     text: str = ""
     citations: list[Any] | None = None
 
 
 class ThinkingBlock(WireModel):
+    """A ``thinking`` block; the signature usually follows as a ``signature_delta``."""
+
     type: Literal["thinking"]
     thinking: str = ""
     signature: str | None = None
 
 
 class RedactedThinkingBlock(WireModel):
+    """Encrypted reasoning, given whole at ``content_block_start``."""
+
     type: Literal["redacted_thinking"]
     data: str
 
 
 class ToolUseBlock(WireModel):
+    """A client (``tool_use``) or server (``server_tool_use``) tool call."""
+
     type: Literal["tool_use", "server_tool_use"]
     id: str
     name: str
     input: Any = None
 
 
+class ServerToolResultBlock(WireModel):
+    """The result of a server tool (``web_search_tool_result``, ``*_tool_result``)."""
+
+    type: str
+    tool_use_id: str
+    content: Any = None
+
+
 class UnknownBlock(WireModel):
-    """Any other block: ``*_tool_result`` blocks and types added later."""
+    """Any other block (``container_upload``, types added later)."""
 
     type: str
 
@@ -71,113 +94,149 @@ class UnknownBlock(WireModel):
 def _tag(known: tuple[str, ...]) -> Any:
     def pick(value: Any) -> str:
         kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-        return kind if kind in known else "unknown"
+        if kind in known:
+            return str(kind)
+        if isinstance(kind, str) and kind.endswith("_tool_result") and "tool_result" in known:
+            return "tool_result"
+        return "unknown"
     return Discriminator(pick)
 
 
 ContentBlock = Annotated[
-    Union[
-        Annotated[TextBlock, Tag("text")],
-        Annotated[ThinkingBlock, Tag("thinking")],
-        Annotated[RedactedThinkingBlock, Tag("redacted_thinking")],
-        Annotated[ToolUseBlock, Tag("tool_use")],
-        Annotated[ToolUseBlock, Tag("server_tool_use")],
-        Annotated[UnknownBlock, Tag("unknown")],
-    ],
-    _tag(("text", "thinking", "redacted_thinking", "tool_use", "server_tool_use")),
+    Annotated[TextBlock, Tag("text")]
+    | Annotated[ThinkingBlock, Tag("thinking")]
+    | Annotated[RedactedThinkingBlock, Tag("redacted_thinking")]
+    | Annotated[ToolUseBlock, Tag("tool_use")]
+    | Annotated[ToolUseBlock, Tag("server_tool_use")]
+    | Annotated[ServerToolResultBlock, Tag("tool_result")]
+    | Annotated[UnknownBlock, Tag("unknown")],
+    _tag(("text", "thinking", "redacted_thinking", "tool_use", "server_tool_use",
+          "tool_result")),
 ]
 
 
 class TextDelta(WireModel):
+    """A fragment of a ``text`` block."""
+
     type: Literal["text_delta"]
     text: str
 
 
 class ThinkingDelta(WireModel):
+    """A fragment of a ``thinking`` block."""
+
     type: Literal["thinking_delta"]
     thinking: str
 
 
 class SignatureDelta(WireModel):
+    """The signature of a ``thinking`` block (sent back next turn)."""
+
     type: Literal["signature_delta"]
     signature: str
 
 
 class InputJSONDelta(WireModel):
+    """A fragment of a tool call's JSON input."""
+
     type: Literal["input_json_delta"]
     partial_json: str
 
 
 class CitationsDelta(WireModel):
+    """One citation attached to the current ``text`` block."""
+
     type: Literal["citations_delta"]
     citation: dict[str, Any]
 
 
 class UnknownDelta(WireModel):
+    """A delta type this version does not know."""
+
     type: str
 
 
 Delta = Annotated[
-    Union[
-        Annotated[TextDelta, Tag("text_delta")],
-        Annotated[ThinkingDelta, Tag("thinking_delta")],
-        Annotated[SignatureDelta, Tag("signature_delta")],
-        Annotated[InputJSONDelta, Tag("input_json_delta")],
-        Annotated[CitationsDelta, Tag("citations_delta")],
-        Annotated[UnknownDelta, Tag("unknown")],
-    ],
+    Annotated[TextDelta, Tag("text_delta")]
+    | Annotated[ThinkingDelta, Tag("thinking_delta")]
+    | Annotated[SignatureDelta, Tag("signature_delta")]
+    | Annotated[InputJSONDelta, Tag("input_json_delta")]
+    | Annotated[CitationsDelta, Tag("citations_delta")]
+    | Annotated[UnknownDelta, Tag("unknown")],
     _tag(("text_delta", "thinking_delta", "signature_delta", "input_json_delta",
           "citations_delta")),
 ]
 
 
 class MessageStartEvent(WireModel):
+    """``message_start``: the envelope of the message."""
+
     type: Literal["message_start"]
     message: WireMessage
 
 
 class ContentBlockStartEvent(WireModel):
+    """``content_block_start``: opens block ``index``."""
+
     type: Literal["content_block_start"]
     index: int
     content_block: ContentBlock
 
 
 class ContentBlockDeltaEvent(WireModel):
+    """``content_block_delta``: a fragment of block ``index``."""
+
     type: Literal["content_block_delta"]
     index: int
     delta: Delta
 
 
 class ContentBlockStopEvent(WireModel):
+    """``content_block_stop``: closes block ``index``."""
+
     type: Literal["content_block_stop"]
     index: int
 
 
 class MessageDeltaBody(WireModel):
+    """The ``delta`` of ``message_delta``: stop reason and details."""
+
     stop_reason: str | None = None
     stop_sequence: str | None = None
+    stop_details: dict[str, Any] | None = None
+    container: dict[str, Any] | None = None
 
 
 class MessageDeltaEvent(WireModel):
+    """``message_delta``: stop reason and cumulative usage (may repeat)."""
+
     type: Literal["message_delta"]
     delta: MessageDeltaBody
     usage: WireUsage | None = None
 
 
 class MessageStopEvent(WireModel):
+    """``message_stop``: the end of the stream."""
+
     type: Literal["message_stop"]
 
 
 class PingEvent(WireModel):
+    """``ping``: keep-alive, no content."""
+
     type: Literal["ping"]
 
 
 class WireError(WireModel):
+    """The error object of an ``error`` event."""
+
     type: str
     message: str
 
 
 class ErrorEvent(WireModel):
+    """``error``: the provider failed mid-stream (e.g. ``overloaded_error``)."""
+
     type: Literal["error"]
     error: WireError
     request_id: str | None = None
@@ -193,17 +252,15 @@ _EVENT_TYPES = ("message_start", "content_block_start", "content_block_delta",
                 "content_block_stop", "message_delta", "message_stop", "ping", "error")
 
 WireEvent = Annotated[
-    Union[
-        Annotated[MessageStartEvent, Tag("message_start")],
-        Annotated[ContentBlockStartEvent, Tag("content_block_start")],
-        Annotated[ContentBlockDeltaEvent, Tag("content_block_delta")],
-        Annotated[ContentBlockStopEvent, Tag("content_block_stop")],
-        Annotated[MessageDeltaEvent, Tag("message_delta")],
-        Annotated[MessageStopEvent, Tag("message_stop")],
-        Annotated[PingEvent, Tag("ping")],
-        Annotated[ErrorEvent, Tag("error")],
-        Annotated[UnknownEvent, Tag("unknown")],
-    ],
+    Annotated[MessageStartEvent, Tag("message_start")]
+    | Annotated[ContentBlockStartEvent, Tag("content_block_start")]
+    | Annotated[ContentBlockDeltaEvent, Tag("content_block_delta")]
+    | Annotated[ContentBlockStopEvent, Tag("content_block_stop")]
+    | Annotated[MessageDeltaEvent, Tag("message_delta")]
+    | Annotated[MessageStopEvent, Tag("message_stop")]
+    | Annotated[PingEvent, Tag("ping")]
+    | Annotated[ErrorEvent, Tag("error")]
+    | Annotated[UnknownEvent, Tag("unknown")],
     _tag(_EVENT_TYPES),
 ]
 

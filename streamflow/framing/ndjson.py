@@ -2,9 +2,11 @@
 
 Each non-blank line becomes a data-only :class:`~streamflow.framing.sse.ServerSentEvent`
 so every dialect reads one frame type: a JSON-lines body is a stream of data
-payloads. LF or CRLF end a line; UTF-8 is decoded incrementally with U+FFFD for
-invalid bytes; an unterminated last line is still delivered by :meth:`close`
-(NDJSON has no blank-line dispatch), and ``incomplete`` is never set.
+payloads. LF or CRLF end a line (surrounding whitespace is dropped); UTF-8 is
+decoded incrementally with U+FFFD for invalid bytes and one leading BOM dropped;
+an unterminated last line is still delivered by :meth:`NDJSONParser.close`
+(NDJSON has no blank-line dispatch), and ``incomplete`` is never set: a cut last
+line is the dialect's to reject (it is not valid JSON).
 """
 
 from __future__ import annotations
@@ -19,41 +21,84 @@ __all__ = ["NDJSONParser"]
 
 
 class NDJSONParser:
-    """Incremental JSON-lines framer: ``feed(bytes) -> list[ServerSentEvent]``."""
+    """Incremental JSON-lines framer: ``feed(bytes) -> list[ServerSentEvent]``.
 
-    __slots__ = ("_decoder", "_pending", "_max", "incomplete", "closed")
+    ``limits.max_event_bytes`` bounds one line (in characters); an endless line
+    raises :class:`LimitExceededError` as soon as it passes the limit (lines completed
+    before it in the same chunk are returned first; the next call raises).
+    """
+
+    __slots__ = (
+        "_decoder",
+        "_error",
+        "_max",
+        "_pending",
+        "_pending_size",
+        "closed",
+        "incomplete",
+    )
 
     def __init__(self, limits: Limits | None = None) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
-        self._pending = ""
+        self._pending: list[str] = []
+        self._pending_size = 0
         self._max = (limits or DEFAULT_LIMITS).max_event_bytes
+        self._error: LimitExceededError | None = None
         self.incomplete = False
         self.closed = False
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Frame the next bytes; returns one event per completed non-blank line."""
-        return self._lines(self._decoder.decode(chunk), final=False)
+        if self._error is not None:
+            raise self._error
+        if self.closed:
+            raise ValueError("NDJSONParser.feed() after close()")
+        return self._run(self._decoder.decode(chunk), final=False)
 
     def close(self) -> list[ServerSentEvent]:
         """End of body: the last line is delivered even without its newline."""
-        self.closed = True
-        return self._lines(self._decoder.decode(b"", True), final=True)
-
-    def _lines(self, text: str, final: bool) -> list[ServerSentEvent]:
-        if "\n" not in text and not final:
-            self._pending += text
-            if len(self._pending) > self._max:
-                raise LimitExceededError("max_event_bytes", self._max)
+        if self._error is not None:
+            raise self._error
+        if self.closed:
             return []
-        lines = (self._pending + text).split("\n")
-        self._pending = "" if final else lines.pop()
-        if len(self._pending) > self._max:
-            raise LimitExceededError("max_event_bytes", self._max)
-        out = []
+        self.closed = True
+        return self._run(self._decoder.decode(b"", True), final=True)
+
+    def _run(self, text: str, final: bool) -> list[ServerSentEvent]:
+        out: list[ServerSentEvent] = []
+        try:
+            self._lines(text, final, out)
+        except LimitExceededError as exc:
+            self._error = exc
+            self._pending = []
+            if not out:
+                raise
+        return out
+
+    def _lines(self, text: str, final: bool, out: list[ServerSentEvent]) -> None:
+        if "\n" not in text and not final:
+            if text:
+                self._pending.append(text)
+                self._pending_size += len(text)
+                if self._pending_size > self._max:
+                    raise LimitExceededError("max_event_bytes", self._max)
+            return
+        if self._pending:
+            self._pending.append(text)
+            text = "".join(self._pending)
+            self._pending = []
+            self._pending_size = 0
+        lines = text.split("\n")
+        if not final:
+            last = lines.pop()
+            if last:
+                self._pending = [last]
+                self._pending_size = len(last)
         for line in lines:
+            if len(line) > self._max:
+                raise LimitExceededError("max_event_bytes", self._max)
             line = line.strip()
             if line:
-                if len(line) > self._max:
-                    raise LimitExceededError("max_event_bytes", self._max)
                 out.append(ServerSentEvent(data=line))
-        return out
+        if self._pending_size > self._max:
+            raise LimitExceededError("max_event_bytes", self._max)

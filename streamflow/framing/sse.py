@@ -10,6 +10,20 @@ Sans-IO: feed bytes as they arrive, get the events they complete::
 The result is the same however the bytes are chunked: UTF-8 is decoded
 incrementally (invalid bytes become U+FFFD, one leading BOM is dropped), and a CR
 at the end of one chunk followed by LF at the start of the next is one line end.
+
+The rules applied to each line (WHATWG HTML, "Parsing an event stream"):
+
+* an empty line dispatches the event: nothing when no ``data`` line was seen, else
+  the ``data`` values joined with ``\\n``, ``event`` (``message`` when unset or
+  empty), the last event id (``None`` when empty) and the last valid ``retry``;
+* a line starting with ``:`` is a comment;
+* otherwise the first ``:`` splits field from value (no colon: the whole line is the
+  field, the value is empty) and one space after the colon is dropped;
+* ``event`` sets the type; ``data`` appends a line; ``id`` sets the last event id
+  unless it holds NUL; ``retry`` applies only when it is ASCII digits; any other
+  field is ignored.
+
+Work is per line (``str.split``/``str.partition`` in C), never per character.
 """
 
 from __future__ import annotations
@@ -20,7 +34,7 @@ from dataclasses import dataclass
 from ..errors import LimitExceededError
 from ..limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["ServerSentEvent", "SSEParser"]
+__all__ = ["SSEParser", "ServerSentEvent"]
 
 
 @dataclass(slots=True, frozen=True)
@@ -41,73 +55,129 @@ class ServerSentEvent:
 class SSEParser:
     """Incremental, chunking-invariant SSE parser (see module doc).
 
-    ``limits.max_event_bytes`` bounds one event (its pending line plus its data, in
-    characters); passing it raises :class:`LimitExceededError` at once, so a body of
-    one endless line fails fast with bounded memory.
+    ``limits.max_event_bytes`` bounds one event: its data lines (each value plus its
+    line end) plus the line being read, counted in characters. Passing it raises
+    :class:`LimitExceededError` at once, so a body of one endless line fails fast
+    with bounded memory. (When events
+    completed earlier in the same chunk, they are returned first and the error is
+    raised by the next ``feed``/``close``: nothing received before it is lost.)
+    ``incomplete`` is set by :meth:`close` when the body ended inside an event (a
+    field line, or the start of one, after the last dispatch): that event is discarded.
     """
 
-    __slots__ = ("_decoder", "_bom_checked", "_cr_pending", "_pending", "_data", "_data_size",
-                 "_event", "_last_id", "_retry", "_dirty", "_max", "incomplete", "closed")
+    __slots__ = (
+        "_cr",
+        "_data",
+        "_data_size",
+        "_decoder",
+        "_dirty",
+        "_error",
+        "_event",
+        "_last_id",
+        "_max",
+        "_pending",
+        "_pending_size",
+        "_retry",
+        "_started",
+        "closed",
+        "incomplete",
+    )
 
     def __init__(self, limits: Limits | None = None) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._bom_checked = False
-        self._cr_pending = False
-        self._pending = ""
+        self._started = False        # the leading-BOM check is done
+        self._cr = False             # the last text ended with CR: a leading LF is its pair
+        self._pending: list[str] = []  # pieces of the unfinished line
+        self._pending_size = 0
         self._data: list[str] = []
         self._data_size = 0
         self._event = ""
         self._last_id = ""
         self._retry: int | None = None
-        self._dirty = False  # field lines seen since the last dispatch
+        self._dirty = False          # field lines seen since the last dispatch
         self._max = (limits or DEFAULT_LIMITS).max_event_bytes
+        self._error: LimitExceededError | None = None
         self.incomplete = False
         self.closed = False
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Parse the next bytes of the body; returns the events they complete."""
-        return self._feed_text(self._decoder.decode(chunk))
+        if self._error is not None:
+            raise self._error
+        if self.closed:
+            raise ValueError("SSEParser.feed() after close()")
+        text = self._decoder.decode(chunk)
+        return self._run(text) if text else []
 
     def close(self) -> list[ServerSentEvent]:
         """End of body: flush the decoder; an unfinished event is discarded (``incomplete``)."""
-        out = self._feed_text(self._decoder.decode(b"", True))
+        if self._error is not None:
+            raise self._error
+        if self.closed:
+            return []
+        out = self._run(self._decoder.decode(b"", True))
         self.closed = True
-        self.incomplete = bool(self._pending) or self._dirty
-        self._pending = ""
+        pending = "".join(self._pending)
+        self.incomplete = self._dirty or (pending[:1] not in ("", ":"))
+        self._pending = []
+        self._pending_size = 0
         self._data = []
         self._data_size = 0
         self._event = ""
         self._dirty = False
         return out
 
-    def _feed_text(self, text: str) -> list[ServerSentEvent]:
+    def _run(self, text: str) -> list[ServerSentEvent]:
+        """Parse ``text``; a limit error after complete events is raised on the next call.
+
+        So the events completed before the oversized one are never lost, however the
+        body was chunked.
+        """
+        out: list[ServerSentEvent] = []
+        try:
+            self._feed_text(text, out)
+        except LimitExceededError as exc:
+            self._error = exc
+            self._pending, self._data = [], []  # free the oversized event at once
+            if not out:
+                raise
+        return out
+
+    def _feed_text(self, text: str, out: list[ServerSentEvent]) -> None:
         if not text:
-            return []
-        if not self._bom_checked:
-            self._bom_checked = True
+            return
+        if not self._started:
+            self._started = True
             if text[0] == "\ufeff":
                 text = text[1:]
-        if self._cr_pending:
-            self._cr_pending = False
+        if self._cr:
+            self._cr = False
             if text[:1] == "\n":
                 text = text[1:]
         if "\r" in text:
-            if text[-1] == "\r":
-                self._cr_pending = True
+            self._cr = text[-1] == "\r"
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         if "\n" not in text:
-            self._pending += text
-            self._check()
-            return []
+            if text:
+                self._pending.append(text)
+                self._pending_size += len(text)
+                self._check()
+            return
         lines = text.split("\n")
-        lines[0] = self._pending + lines[0]
-        self._pending = lines.pop()
-        out: list[ServerSentEvent] = []
+        if self._pending:
+            self._pending.append(lines[0])
+            lines[0] = "".join(self._pending)
+            self._pending = []
+            self._pending_size = 0
+        last = lines.pop()
+        limit = self._max
         for line in lines:
             if not line:
                 if self._dirty:
                     self._dispatch(out)
                 continue
+            if self._data_size + len(line) >= limit:
+                raise LimitExceededError("max_event_bytes", limit)
             if line[0] == ":":
                 continue
             self._dirty = True
@@ -117,20 +187,22 @@ class SSEParser:
             if field == "data":
                 self._data.append(value)
                 self._data_size += len(value) + 1
-                self._check()
             elif field == "event":
                 self._event = value
             elif field == "id":
                 if "\x00" not in value:
                     self._last_id = value
             elif field == "retry":
-                if value.isdigit() and value.isascii():
+                if value.isascii() and value.isdigit():
                     self._retry = int(value)
-        self._check()
-        return out
+        if last:
+            self._pending = [last]
+            self._pending_size = len(last)
+            self._check()
 
     def _check(self) -> None:
-        if len(self._pending) + self._data_size > self._max:
+        # the unfinished line will count at least its length plus its line end
+        if self._data_size + self._pending_size >= self._max:
             raise LimitExceededError("max_event_bytes", self._max)
 
     def _dispatch(self, out: list[ServerSentEvent]) -> None:

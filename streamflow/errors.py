@@ -4,7 +4,9 @@ Every failure a stream can meet surfaces as one of these, never as a bare
 ``KeyError``/``JSONDecodeError``/``ValidationError``. Each carries ``partial``: the
 message assembled from everything that arrived before the failure (set by the
 layer that owns the assembler, so it is never ``None`` once it reaches you from
-:func:`streamflow.assemble` or :func:`streamflow.run`)::
+:func:`streamflow.assemble` or :func:`streamflow.run`), and ``events``: the events
+decoded in the same ``feed`` call before the failure, which a streaming consumer
+delivers before the error so nothing is lost::
 
     StreamflowError                    .partial: Message | None
     ├── FramingError                   bytes that are not a valid frame (bad CRC, bad prelude)
@@ -25,6 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .events import UniEvent
     from .message import Message
 
 __all__ = [
@@ -60,6 +63,9 @@ class StreamflowError(Exception):
         super().__init__(message)
         self.message = message
         self.partial = partial
+        #: UniEvents decoded in the same ``feed`` call before the failure and not yet
+        #: returned; streaming consumers deliver them before the error.
+        self.events: list[UniEvent] = []
 
     def with_partial(self, partial: Message) -> StreamflowError:
         """Attach the partial message unless one is already set; returns ``self``."""
@@ -186,7 +192,7 @@ class LimitExceededError(StreamflowError):
 
 
 class StreamTimeoutError(StreamflowError):
-    """No bytes for ``seconds`` (``kind="idle"``) or the overall deadline passed (``"deadline"``)."""
+    """No bytes for ``seconds`` (``kind="idle"``), or the overall ``"deadline"`` passed."""
 
     retryable = True
 

@@ -21,6 +21,8 @@ from .message import Message
 
 __all__ = ["StreamDecoder", "assemble"]
 
+_BOM = b"\xef\xbb\xbf"
+
 
 class StreamDecoder:
     """Feed body bytes, get UniEvents; ``dialect="auto"`` detects from the first event.
@@ -38,13 +40,13 @@ class StreamDecoder:
         self.decoder: Decoder | None = None
         self.dialect: str | None = None if dialect == "auto" else dialect
         if self.dialect is not None:
-            self._make_decoder(self.dialect)
-            framing = framing or self.decoder.framing  # type: ignore[union-attr]
+            framing = framing or self._make_decoder(self.dialect).framing
         self.framing: str | None = framing
         self.framer: Any = make_framer(framing, limits) if framing else None
 
-    def _make_decoder(self, name: str) -> None:
+    def _make_decoder(self, name: str) -> Decoder:
         self.decoder = get_dialect(name)(limits=self.limits, clock=self._clock, **self._options)
+        return self.decoder
 
     @property
     def partial(self) -> Message:
@@ -61,6 +63,8 @@ class StreamDecoder:
         try:
             if self.framer is None:
                 self._head += chunk
+                if len(self._head) < 3 and _BOM.startswith(self._head):
+                    return []  # maybe a BOM split across chunks: wait for the next byte
                 framing = sniff_framing(self._head)
                 if framing is None:
                     return []
@@ -74,11 +78,16 @@ class StreamDecoder:
     def feed_frames(self, frames: Iterable[Any]) -> list[UniEvent]:
         """Decode frames that were framed elsewhere."""
         out: list[UniEvent] = []
-        for frame in frames:
-            if self.decoder is None:
-                self.dialect = require_dialect(frame, self.framing or "sse")
-                self._make_decoder(self.dialect)
-            out += self.decoder.feed(frame)  # type: ignore[union-attr]
+        try:
+            for frame in frames:
+                decoder = self.decoder
+                if decoder is None:
+                    self.dialect = require_dialect(frame, self.framing or "sse")
+                    decoder = self._make_decoder(self.dialect)
+                out += decoder.feed(frame)
+        except StreamflowError as exc:
+            exc.events = out + exc.events  # decoded before the failure: not lost
+            raise
         return out
 
     def close(self) -> list[UniEvent]:
@@ -96,7 +105,11 @@ class StreamDecoder:
             out += self.feed_frames(self.framer.close())
             if self.decoder is None:
                 raise IncompleteStreamError("the body held no events")
-            return out + self.decoder.close()
+            try:
+                return out + self.decoder.close()
+            except StreamflowError as exc:
+                exc.events = out + exc.events
+                raise
         except StreamflowError as exc:
             raise exc.with_partial(self.partial) from exc.__cause__
 

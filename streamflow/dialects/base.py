@@ -42,6 +42,7 @@ from ..events import (
 from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Assembler, Message
 from ..partial_json import parse_arguments
+from ..urls import flag_provider
 
 __all__ = ["Decoder", "Emitter", "now_ms", "load_json", "expect_str", "merge_provider"]
 
@@ -117,28 +118,31 @@ class Emitter(Assembler):
         """Emit one ``K.delta`` item, opening (and closing another) group as needed."""
         if self._stopped:
             raise ProtocolError(f"{item.type} after the stream stopped")
-        open_ = self._open
-        if open_ is None or open_.kind != item.kind:
-            if open_ is not None:
-                self.close_group()
-            self._groups += 1
-            if self._groups > self.limits.max_groups:
-                raise LimitExceededError("max_groups", self.limits.max_groups)
-            self._open = item
-            self._group_size = 0
+        limits = self.limits
         value = getattr(item, item.growing)
-        self._parts.append(value)
         size = len(value) if item.kind != "embedding" else 8 * len(value)
+        open_ = self._open
+        new_group = open_ is None or open_.kind != item.kind
+        if new_group and open_ is not None:
+            self.close_group()
+        # limits are checked before anything changes: the partial message keeps what
+        # came before the offending fragment, and not the fragment itself
+        if new_group and self._groups >= limits.max_groups:
+            raise LimitExceededError("max_groups", limits.max_groups)
+        if self._size + size > limits.max_message_bytes:
+            raise LimitExceededError("max_message_bytes", limits.max_message_bytes)
+        group_size = size if new_group else self._group_size + size
+        if item.kind == "tool_call" and group_size > limits.max_tool_arguments_bytes:
+            raise LimitExceededError("max_tool_arguments_bytes", limits.max_tool_arguments_bytes)
+        if new_group:
+            self._groups += 1
+            self._open = item
+        self._group_size = group_size
         self._size += size
-        if self._size > self.limits.max_message_bytes:
-            raise LimitExceededError("max_message_bytes", self.limits.max_message_bytes)
-        if item.kind == "tool_call":
-            self._group_size += size
-            if self._group_size > self.limits.max_tool_arguments_bytes:
-                raise LimitExceededError("max_tool_arguments_bytes",
-                                         self.limits.max_tool_arguments_bytes)
+        self._parts.append(value)
         if item.fidelity is not None:
-            self._fidelity = {**self._fidelity, **item.fidelity} if self._fidelity else item.fidelity
+            fid = self._fidelity
+            self._fidelity = {**fid, **item.fidelity} if fid else item.fidelity
         if item.provider is not None:
             self._provider = merge_provider(self._provider, item.provider)
         self._emit_delta(item)
@@ -166,10 +170,10 @@ class Emitter(Assembler):
             return
         done = join_fragments(first, self._parts, done=True)
         done.fidelity = self._fidelity
-        done.provider = self._provider
+        done.provider = flag_provider(self._provider)  # unsafe citation URLs: url_flags
         if isinstance(done, ToolCallItem):
-            done.arguments = parse_arguments(str(done.arguments), tool_call_id=first.tool_call_id,
-                                             name=first.name)
+            done.arguments = parse_arguments(str(done.arguments), tool_call_id=done.tool_call_id,
+                                             name=done.name)
         self._items.append(done)
         self._open = None
         self._parts = []
@@ -181,7 +185,8 @@ class Emitter(Assembler):
         provider = None
         if not self._announced:
             self._announced = True
-            provider = {k: self._meta[k] for k in ("id", "model") if k in self._meta} or None
+            meta: JSONDict = {k: self._meta[k] for k in ("id", "model") if k in self._meta}
+            provider = meta or None
         self.out.append(UniEvent("delta", [item], None, None, self.now, provider))
 
     # -- message level --------------------------------------------------------
@@ -248,11 +253,13 @@ class Decoder(ABC):
         try:
             self.handle(frame)
         except StreamflowError as exc:
+            exc.events = em.drain() + exc.events
             raise exc.with_partial(em.message) from exc.__cause__
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            raise ProtocolError(f"{self.name}: malformed event ({type(exc).__name__}: {exc})",
-                                raw=getattr(frame, "data", None),
-                                partial=em.message) from exc
+            err = ProtocolError(f"{self.name}: malformed event ({type(exc).__name__}: {exc})",
+                                raw=getattr(frame, "data", None), partial=em.message)
+            err.events = em.drain()
+            raise err from exc
         return em.drain()
 
     def close(self) -> list[UniEvent]:
@@ -262,6 +269,7 @@ class Decoder(ABC):
         try:
             self.finish()
         except StreamflowError as exc:
+            exc.events = em.drain() + exc.events
             raise exc.with_partial(em.message) from exc.__cause__
         return em.drain()
 

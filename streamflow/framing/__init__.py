@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..limits import Limits
+from .eventstream import EventStreamParser, is_prelude
 from .ndjson import NDJSONParser
+from .raw import RawFramer
 from .sse import ServerSentEvent, SSEParser
 
 __all__ = ["ServerSentEvent", "SSEParser", "NDJSONParser", "FRAMERS", "make_framer", "sniff_framing"]
@@ -18,6 +20,8 @@ __all__ = ["ServerSentEvent", "SSEParser", "NDJSONParser", "FRAMERS", "make_fram
 FRAMERS: dict[str, Callable[..., Any]] = {
     "sse": SSEParser,
     "ndjson": NDJSONParser,
+    "eventstream": EventStreamParser,
+    "raw": RawFramer,
 }
 
 
@@ -34,8 +38,14 @@ def sniff_framing(head: bytes) -> str | None:
     """Guess the framing from the first bytes of a body (``None``: need more bytes).
 
     A body starting with ``{`` is JSON lines; anything else textual is SSE.
-    Framings registered later may add their own test here.
+    Framings registered later may add their own test here. A body opening with an
+    AWS event-stream prelude whose CRC checks out is ``eventstream``.
     """
+    if head[:1] in (b"\x00", b"\x01", b"\x02"):  # a u32 length under 48 MiB: binary?
+        if len(head) < 12:
+            return None
+        if is_prelude(head):
+            return "eventstream"
     stripped = head.lstrip(b"\xef\xbb\xbf").lstrip()
     if not stripped:
         return None

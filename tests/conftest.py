@@ -1,41 +1,12 @@
-"""Shared test helpers: real recordings from ../shared (skipped when absent), anyio backends."""
+"""Shared pytest configuration: the anyio backends every async test runs on."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-REAL = ROOT.parent / "shared" / "fixtures" / "real"
-DATA = Path(__file__).resolve().parent / "data"
+from realdata import DATA, REAL, ROOT, framing_for, real_body, real_path
 
-
-def real_path(relative: str) -> Path:
-    """Path of a real recording under ../shared/fixtures/real; skips the test when absent."""
-    path = REAL / relative
-    if not path.exists():
-        pytest.skip(f"real recording {relative} not present: ../shared/fixtures/real is only "
-                    "in the team's checkout, not in a user's clone")
-    return path
-
-
-def real_body(relative: str) -> bytes:
-    """A real recording's bytes, with the final blank line restored for ``.sse`` files.
-
-    Some recordings were stored without the blank line that ended the last event on
-    the wire (see ../shared/README.md); by the SSE rules that event would be
-    discarded, so it is put back here, where we know it was on the wire.
-    """
-    body = real_path(relative).read_bytes()
-    if relative.endswith(".sse") and not body.endswith((b"\n\n", b"\r\n\r\n")):
-        body += b"\r\n\r\n" if body.endswith(b"\r\n") else b"\n\n"
-    return body
-
-
-def framing_for(relative: str) -> str | None:
-    """``ndjson`` for ``.jsonl`` recordings (one SSE data payload per line), else None."""
-    return "ndjson" if relative.endswith(".jsonl") else None
+__all__ = ["DATA", "REAL", "ROOT", "framing_for", "real_body", "real_path"]
 
 
 @pytest.fixture(params=["asyncio", "trio"])

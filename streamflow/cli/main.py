@@ -26,8 +26,10 @@ from typing import Any
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("streamflow.cli.demo", "stream a tool-using conversation end to end (no key needed)"),
     "inspect": ("streamflow.cli.inspect",
                 "decode a recorded response body and print the assembled message"),
+    "replay": ("streamflow.cli.replay", "render a recorded response body as it streamed"),
 }
 """Subcommand name -> (module, one-line help)."""
 

@@ -1,0 +1,146 @@
+"""The agent loop: stream, run the tools the model called, send the results back, repeat.
+
+::
+
+    async with httpx.AsyncClient(timeout=None) as client:
+        agent = Agent(AnthropicProvider(thinking_budget=2048), tools, http_sender(client),
+                      sinks=[RenderSink()])
+        result = await agent.run("What's the weather in Lisbon?")
+    print(result.text)
+
+Each turn builds the provider's request from the conversation so far
+(:meth:`Provider.request`), sends it with ``send`` -- any ``HTTPRequest -> byte
+source`` function: :func:`http_sender` for a real API, a replay server, a test
+double -- and runs the stream through the caller's sinks plus a
+:class:`~streamflow.sinks.tools.ToolDispatchSink`. When the turn ends with
+``finish_reason == "tool_call"``, the assistant message (thinking signatures, tool
+ids and argument objects kept, see :mod:`streamflow.providers`) and the tool results,
+both in the provider's own format, are appended to the conversation, and the next
+turn starts. A conversation still asking for tools after ``max_turns`` turns raises
+``LimitExceededError(limit="max_turns")``; a failed stream raises its typed error
+(``partial`` attached) and runs no tool (unless ``eager``, where calls already
+started finish first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from .errors import LimitExceededError
+from .events import JSONDict
+from .limits import Limits
+from .message import Message
+from .providers import HTTPRequest, Provider
+from .runtime import run
+from .sinks.tools import ResultCallback, ToolDispatcher, ToolDispatchSink
+from .sources import Source, from_httpx
+from .tools import ToolRegistry, ToolResult
+
+__all__ = ["Agent", "AgentResult", "SendFn", "Turn", "http_sender"]
+
+SendFn = Callable[[HTTPRequest], Source]
+"""Sends one request; returns the (cold) source of its response body."""
+
+
+@dataclass(slots=True)
+class Turn:
+    """One request and what came of it: the assembled message and the tool results."""
+
+    request: HTTPRequest
+    message: Message
+    results: list[ToolResult] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class AgentResult:
+    """Every turn, and the whole conversation in the provider's format (final answer last)."""
+
+    turns: list[Turn]
+    messages: list[JSONDict]
+
+    @property
+    def message(self) -> Message:
+        """The last turn's message: the final answer."""
+        return self.turns[-1].message
+
+    @property
+    def text(self) -> str:
+        """The final answer's text."""
+        return self.message.text
+
+
+def http_sender(client: httpx.AsyncClient, *, limits: Limits | None = None) -> SendFn:
+    """A ``send`` function posting each request with ``client`` (status checked, streamed)."""
+    def send(request: HTTPRequest) -> Source:
+        def build() -> httpx.Request:
+            return client.build_request(request.method, request.url, headers=request.headers,
+                                        content=request.body)
+
+        return from_httpx(client, build, limits=limits)
+
+    return send
+
+
+class Agent:
+    """Runs the tool loop of one provider (see the module doc).
+
+    ``sinks`` see every turn's stream (a render sink draws each turn);
+    ``on_request(turn_number, request)`` runs before each request is sent and
+    ``on_results(results)`` after each turn's tools ran, in call order. ``eager``,
+    ``timeout`` and ``max_concurrency`` go to the dispatch sink.
+    """
+
+    def __init__(self, provider: Provider, tools: ToolRegistry, send: SendFn, *,
+                 sinks: Iterable[Any] = (), max_turns: int = 8, eager: bool = False,
+                 timeout: float | None = 30.0, max_concurrency: int = 8,
+                 on_request: Callable[[int, HTTPRequest], Any] | None = None,
+                 on_results: Callable[[list[ToolResult]], Any] | None = None,
+                 on_result: ResultCallback | None = None,
+                 limits: Limits | None = None) -> None:
+        if max_turns < 1:
+            raise ValueError("max_turns must be at least 1")
+        self.provider = provider
+        self.tools = tools
+        self.send = send
+        self.sinks = list(sinks)
+        self.max_turns = max_turns
+        self.eager = eager
+        self.dispatcher = ToolDispatcher(tools, timeout=timeout, max_concurrency=max_concurrency)
+        self.on_request = on_request
+        self.on_results = on_results
+        self.on_result = on_result
+        self.limits = limits
+
+    async def run(self, prompt: str | Sequence[JSONDict]) -> AgentResult:
+        """Run turns from ``prompt`` (a user text, or a conversation in provider format)."""
+        provider = self.provider
+        messages: list[JSONDict] = ([provider.user_message(prompt)] if isinstance(prompt, str)
+                                    else [dict(m) for m in prompt])
+        turns: list[Turn] = []
+        for number in range(1, self.max_turns + 1):
+            request = provider.request(messages, self.tools)
+            if self.on_request is not None:
+                self.on_request(number, request)
+            dispatch = ToolDispatchSink(self.dispatcher, eager=self.eager,
+                                        on_result=self.on_result)
+            async with dispatch:  # eager calls run in its task group
+                message = await run(self.send(request), *self.sinks, dispatch,
+                                    dialect=provider.dialect, limits=self.limits)
+            turn = Turn(request, message, dispatch.results)
+            turns.append(turn)
+            messages.append(provider.assistant_message(message))
+            if not wants_tools(message):
+                return AgentResult(turns, messages)
+            if self.on_results is not None:
+                self.on_results(turn.results)
+            messages.extend(provider.tool_result_messages(turn.results))
+        raise LimitExceededError("max_turns", self.max_turns, partial=turns[-1].message)
+
+
+def wants_tools(message: Message) -> bool:
+    """True when the turn ended asking for tool results (and made at least one call)."""
+    return message.finish_reason == "tool_call" and bool(message.tool_calls)

@@ -1,0 +1,126 @@
+"""``streamflow demo``: a two-turn, tool-using conversation, streamed, rendered, end to end.
+
+With no API key it needs no network: a loopback replay server (real HTTP/1.1,
+chunked, realistic pauses) plays the bundled recordings; with a key, or
+``--base-url`` for any compatible server, the same command talks to the real
+provider (see :mod:`streamflow.demo.plan` for the rules). Turn 1 thinks, speaks and
+calls ``get_weather``; the dispatch sink runs it; the result goes back in the
+provider's format; turn 2 answers; each turn ends with its usage footer.
+
+Output piped (not a terminal): the answer text alone on stdout, everything else
+(header, tool results, footers) on stderr. Ctrl-C stops the stream, closes the
+connection, keeps the partial answer on screen marked as interrupted, exits 130.
+Exit codes: 0 done, 1 the stream or the provider failed, 2 bad usage, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from typing import Any
+
+import anyio
+from rich.console import Console
+
+from ..demo import DEMO_DIALECTS
+from ..demo.plan import choose
+from ..demo.session import DemoOptions, run_demo
+from ..errors import LimitExceededError, StreamflowError
+from ..providers import PROVIDERS
+from ..sinks.render import RenderSink
+
+__all__ = ["EXIT_INTERRUPTED", "add_arguments", "run"]
+
+EXIT_INTERRUPTED = 130
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the options of ``streamflow demo``."""
+    parser.add_argument("--dialect", choices=list(PROVIDERS), default=None,
+                        help="provider API to speak (default: anthropic; openai-chat with "
+                             "--base-url)")
+    parser.add_argument("--fast", action="store_true",
+                        help="replay without the recorded pauses")
+    parser.add_argument("--offline", action="store_true",
+                        help="use the bundled recording even when an API key is set")
+    parser.add_argument("--base-url", default=None, metavar="URL",
+                        help="a compatible server to stream from (llama.cpp, vLLM, Ollama: "
+                             "http://127.0.0.1:8080/v1)")
+    parser.add_argument("--model", default=None, help="model name for a live provider")
+    parser.add_argument("--prompt", default=None,
+                        help="your own question (live providers only)")
+    parser.add_argument("--max-turns", type=int, default=4, metavar="N",
+                        help="stop after N requests (default: 4)")
+    parser.add_argument("--thinking-budget", type=int, default=1024, metavar="TOKENS",
+                        help="Anthropic extended thinking budget, 0 to disable (default: 1024)")
+    parser.add_argument("--plain", action="store_true", default=None,
+                        help="plain text output even on a terminal")
+
+
+async def _main(args: argparse.Namespace, render: RenderSink, state: dict[str, Any]) -> None:
+    plan = state["plan"]
+    options = DemoOptions(fast=args.fast, prompt=args.prompt, model=args.model,
+                          max_turns=args.max_turns, thinking_budget=args.thinking_budget)
+    failure: list[Exception] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_watch_interrupt, tg.cancel_scope, state)
+        try:
+            await run_demo(plan, render, options)
+        except Exception as exc:  # re-raised below, not wrapped in an ExceptionGroup
+            failure.append(exc)
+        finally:
+            tg.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+
+
+async def _watch_interrupt(scope: anyio.CancelScope, state: dict[str, Any]) -> None:
+    """Turn SIGINT into a clean cancellation of the run (connection closed, partial kept)."""
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                state["interrupted"] = True
+                scope.cancel()
+                return
+    except NotImplementedError:  # no signal receiver here (Windows): KeyboardInterrupt
+        await anyio.sleep_forever()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the demo; the exit code."""
+    try:
+        plan = choose(os.environ, dialect=args.dialect, base_url=args.base_url,
+                      offline=args.offline)
+    except ValueError as exc:
+        print(f"streamflow demo: {exc}", file=sys.stderr)
+        return 2
+    if args.prompt and not plan.live:
+        print("streamflow demo: --prompt needs a live provider (set ANTHROPIC_API_KEY or "
+              "OPENAI_API_KEY, or pass --base-url); the bundled recording answers its own "
+              "question", file=sys.stderr)
+        return 2
+    if plan.dialect not in DEMO_DIALECTS and not plan.live:
+        print(f"streamflow demo: no bundled recording for {plan.dialect}", file=sys.stderr)
+        return 2
+    render = RenderSink(Console(highlight=False), plain=args.plain)
+    state: dict[str, Any] = {"plan": plan, "interrupted": False}
+    try:
+        anyio.run(_main, args, render, state)
+    except KeyboardInterrupt:
+        state["interrupted"] = True
+    except LimitExceededError as exc:
+        if exc.limit != "max_turns":
+            render.on_error(exc)
+            return 1
+        render.note(f"✖ stopped after {exc.maximum} turns: the model still asks for tools "
+                    "(--max-turns)", style="red")
+        return 1
+    except StreamflowError as exc:
+        render.on_error(exc)  # no-op when the render sink already showed it with the partial
+        return 1
+    if state["interrupted"]:
+        render.interrupted()
+        return EXIT_INTERRUPTED
+    return 0

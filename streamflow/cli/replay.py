@@ -1,0 +1,120 @@
+"""``streamflow replay FILE``: render a recorded response as it streamed.
+
+``FILE`` is a streamflow recording (``.sfrec.jsonl``, written by
+:class:`~streamflow.sinks.recorder.Recorder`: chunks with their arrival times) or a
+raw response body (``.sse``, ``.jsonl``, ``.bin``...), or the name of a bundled
+demo recording (``anthropic-turn1.sse``). It goes through the same pipeline and the
+same render sink as a live stream: ``--speed 1`` keeps the recorded pace (raw
+bodies: one event every ``--interval`` seconds), ``--speed 4`` is four times
+faster, ``--speed 0`` as fast as possible. The tool calls it shows are not run.
+
+Exit codes: 0 the stream ended normally, 1 it failed (the partial answer stays on
+screen with the error), 2 the file could not be read, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import anyio
+from rich.console import Console
+
+from ..demo import recording_names
+from ..dialects import dialect_names
+from ..errors import StreamflowError
+from ..framing import FRAMERS
+from ..runtime import run as run_stream
+from ..sinks.render import RenderSink
+from ..sources.replay import ReplaySource
+
+__all__ = ["add_arguments", "resolve_path", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the options of ``streamflow replay``."""
+    parser.add_argument("file", metavar="FILE",
+                        help="a streamflow recording, a raw response body, or a bundled "
+                             f"recording ({', '.join(recording_names())})")
+    parser.add_argument("--speed", type=float, default=1.0, metavar="X",
+                        help="pace: 1 as recorded, 2 twice as fast, 0 as fast as possible")
+    parser.add_argument("--interval", type=float, default=0.02, metavar="SECONDS",
+                        help="gap between the events of a raw body at speed 1 (default: 0.02)")
+    parser.add_argument("--dialect", default="auto", choices=["auto", *dialect_names()],
+                        help="wire format (default: the recording's, else detected)")
+    parser.add_argument("--framing", default=None, choices=list(FRAMERS),
+                        help="byte framing (default: the dialect's own; ndjson for .jsonl)")
+    parser.add_argument("--plain", action="store_true", default=None,
+                        help="plain text output even on a terminal")
+    parser.add_argument("--no-thinking", action="store_true", help="hide visible reasoning")
+
+
+def resolve_path(name: str) -> Path | None:
+    """``name`` as a file, else the bundled demo recording of that name, else ``None``."""
+    path = Path(name)
+    if path.is_file():
+        return path
+    if name in recording_names():
+        bundled = resources.files("streamflow.demo") / "recordings" / name
+        return Path(str(bundled))
+    return None
+
+
+async def _replay(source: ReplaySource, render: RenderSink, dialect: str,
+                  state: dict[str, Any]) -> None:
+    failure: list[Exception] = []
+    async with anyio.create_task_group() as tg:
+        async def watch() -> None:
+            try:
+                with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                    async for _ in signals:
+                        state["interrupted"] = True
+                        tg.cancel_scope.cancel()
+                        return
+            except NotImplementedError:
+                await anyio.sleep_forever()
+
+        tg.start_soon(watch)
+        try:
+            await run_stream(source, render, dialect=dialect, framing=source.framing)
+        except Exception as exc:  # re-raised below, not wrapped in an ExceptionGroup
+            failure.append(exc)
+        finally:
+            tg.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Replay the file; the exit code."""
+    path = resolve_path(args.file)
+    if path is None:
+        print(f"streamflow replay: {args.file}: no such file or bundled recording",
+              file=sys.stderr)
+        return 2
+    try:
+        source = ReplaySource(path, speed=args.speed or None, interval=args.interval,
+                              dialect=None if args.dialect == "auto" else args.dialect,
+                              framing=args.framing)
+    except (OSError, ValueError) as exc:
+        print(f"streamflow replay: {args.file}: {exc}", file=sys.stderr)
+        return 2
+    dialect = source.dialect or "auto"
+    render = RenderSink(Console(highlight=False), plain=args.plain,
+                        show_thinking=not args.no_thinking, dialect=source.dialect)
+    state: dict[str, Any] = {"interrupted": False}
+    try:
+        anyio.run(_replay, source, render, dialect, state)
+    except KeyboardInterrupt:
+        state["interrupted"] = True
+    except StreamflowError as exc:
+        render.on_error(exc)
+        return 1
+    if state["interrupted"]:
+        render.interrupted()
+        return 130
+    return 0

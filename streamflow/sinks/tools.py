@@ -1,0 +1,210 @@
+"""Tool dispatch: run the model's tool calls, concurrently, and collect one result per call.
+
+:class:`ToolDispatcher` runs :class:`~streamflow.events.ToolCallItem` calls against a
+:class:`~streamflow.tools.ToolRegistry`: each call is looked up and validated
+(:func:`~streamflow.tools.prepare_call`), then run in an anyio task group under a
+:class:`anyio.CapacityLimiter` (``max_concurrency``) and a per-call timeout (the
+tool's own ``timeout`` or the dispatcher's). Sync functions run in a worker thread;
+``async def`` functions in the task. Every call yields exactly one
+:class:`~streamflow.tools.ToolResult`, in call order; an exception, a timeout, an
+unknown tool or invalid arguments is an ``is_error`` result, and never cancels the
+sibling calls.
+
+:class:`ToolDispatchSink` is the same as a sink (:class:`~streamflow.sinks.AsyncSink`)
+fed the stream's UniEvents: it collects each ``tool_call.done`` and, by default,
+runs the calls once the stream completed successfully -- never after an error.
+With ``eager=True`` each call starts as soon as its group closes, while the rest of
+the stream is still arriving; eager mode needs the sink entered as an async context
+manager (its task group outlives the stream)::
+
+    tools = ToolRegistry([get_weather])
+    async with ToolDispatchSink(tools, eager=True) as dispatch:
+        message = await streamflow.run(source, RenderSink(), dispatch)
+    results = dispatch.results            # one per call, in call order
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ..events import ToolCallItem, UniEvent
+from ..operators.on_error import StreamRestart
+from ..tools import ToolRegistry, ToolResult, error_result, prepare_call
+from .base import AsyncSink
+
+__all__ = ["ResultCallback", "ToolDispatchSink", "ToolDispatcher"]
+
+ResultCallback = Callable[[ToolResult], Any]
+"""Called with each tool result as it finishes."""
+
+
+class ToolDispatcher:
+    """Runs tool calls with a timeout and a concurrency limit (see the module doc).
+
+    ``timeout`` is seconds per call (``None``: no limit) unless the tool sets its
+    own. A timed-out sync tool's thread is abandoned (Python cannot stop a thread);
+    its result is discarded. The limiter binds to the event loop that first uses it.
+    """
+
+    def __init__(self, tools: ToolRegistry, *, timeout: float | None = 30.0,
+                 max_concurrency: int = 8) -> None:
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self.tools = tools
+        self.timeout = timeout
+        self.max_concurrency = max_concurrency
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    @property
+    def limiter(self) -> anyio.CapacityLimiter:
+        """The capacity limiter shared by every call of this dispatcher."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.max_concurrency)
+        return self._limiter
+
+    async def call(self, call: ToolCallItem) -> ToolResult:
+        """Run one call; always returns its result (errors included), never raises."""
+        prepared = prepare_call(self.tools, call)
+        if isinstance(prepared, ToolResult):
+            return prepared
+        tool, kwargs = prepared
+        timeout = tool.timeout if tool.timeout is not None else self.timeout
+        async with self.limiter:
+            with anyio.move_on_after(timeout) as scope:
+                try:
+                    if tool.is_async:
+                        value = await tool.func(**kwargs)
+                    else:
+                        value = await anyio.to_thread.run_sync(
+                            functools.partial(tool.func, **kwargs), abandon_on_cancel=True)
+                except Exception as exc:  # the tool failed: tell the model, spare siblings
+                    return error_result(call, type(exc).__name__, str(exc))
+            if scope.cancelled_caught:
+                return error_result(call, "Timeout",
+                                    f"tool {tool.name!r} timed out after {timeout:g}s")
+        arguments = call.arguments if isinstance(call.arguments, dict) else None
+        return ToolResult(call.tool_call_id, call.name, value, False, arguments)
+
+    async def run(self, calls: Sequence[ToolCallItem],
+                  on_result: ResultCallback | None = None) -> list[ToolResult]:
+        """Run ``calls`` concurrently; the results in call order.
+
+        ``on_result`` is called with each result as it finishes (completion order).
+        """
+        results: list[ToolResult | None] = [None] * len(calls)
+
+        async def one(index: int, call: ToolCallItem) -> None:
+            results[index] = result = await self.call(call)
+            if on_result is not None:
+                on_result(result)
+
+        async with anyio.create_task_group() as tg:
+            for index, call in enumerate(calls):
+                tg.start_soon(one, index, call)
+        return [r for r in results if r is not None]
+
+
+class ToolDispatchSink(AsyncSink):
+    """Collects a stream's ``tool_call.done`` items and runs them (see the module doc).
+
+    After the stream, :attr:`calls` holds the calls in call order and
+    :attr:`results` one result per call, in the same order (empty when the stream
+    failed in lazy mode). ``on_result`` sees each result as it finishes.
+    """
+
+    def __init__(self, tools: ToolRegistry | ToolDispatcher, *, eager: bool = False,
+                 timeout: float | None = 30.0, max_concurrency: int = 8,
+                 on_result: ResultCallback | None = None) -> None:
+        self.dispatcher = (tools if isinstance(tools, ToolDispatcher)
+                           else ToolDispatcher(tools, timeout=timeout,
+                                               max_concurrency=max_concurrency))
+        self.eager = eager
+        self.on_result = on_result
+        self.calls: list[ToolCallItem] = []
+        self.error: BaseException | None = None
+        self._slots: list[ToolResult | None] = []
+        self._tg: TaskGroup | None = None
+        self._pending = 0
+        self._idle: anyio.Event | None = None
+
+    @property
+    def results(self) -> list[ToolResult]:
+        """The finished results, in call order."""
+        return [r for r in self._slots if r is not None]
+
+    async def __aenter__(self) -> ToolDispatchSink:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> bool | None:
+        tg, self._tg = self._tg, None
+        assert tg is not None
+        # Wait for the calls already started. When the body failed, its own exception
+        # propagates as it is (a task group would wrap it in an ExceptionGroup);
+        # under cancellation the started calls are cancelled with the body.
+        await tg.__aexit__(None, None, None)
+        return None
+
+    async def on_event(self, event: Any) -> None:
+        """Take one stream item; a ``tool_call.done`` is recorded (and started if eager).
+
+        A ``StreamRestart`` notice (a retry operator starting the stream over) forgets
+        the calls collected so far in lazy mode; eager calls already started stay.
+        """
+        if isinstance(event, StreamRestart) and not self.eager:
+            self.calls.clear()
+            self._slots.clear()
+            return
+        if not isinstance(event, UniEvent) or event.event_type != "delta":
+            return
+        item = event.content_items[0] if event.content_items else None
+        if not isinstance(item, ToolCallItem) or item.type != "tool_call.done":
+            return
+        self.calls.append(item)
+        self._slots.append(None)
+        if self.eager:
+            if self._tg is None:
+                raise RuntimeError("ToolDispatchSink(eager=True) must be used as "
+                                   "`async with ToolDispatchSink(...) as sink:`")
+            self._start(self._tg, len(self.calls) - 1, item)
+
+    async def on_end(self, error: BaseException | None) -> None:
+        """Stream over: run the calls (lazy, success only) and wait for every started one."""
+        self.error = error
+        if not self.eager and error is None and self.calls:
+            async with anyio.create_task_group() as tg:
+                for index, call in enumerate(self.calls):
+                    self._start(tg, index, call)
+        await self.wait()
+
+    async def wait(self) -> list[ToolResult]:
+        """Wait until every started call finished; the results in call order."""
+        while self._pending:
+            assert self._idle is not None
+            await self._idle.wait()
+        return self.results
+
+    def _start(self, tg: TaskGroup, index: int, call: ToolCallItem) -> None:
+        if self._pending == 0:
+            self._idle = anyio.Event()
+        self._pending += 1
+        tg.start_soon(self._run_one, index, call)
+
+    async def _run_one(self, index: int, call: ToolCallItem) -> None:
+        try:
+            result = await self.dispatcher.call(call)
+            self._slots[index] = result
+            if self.on_result is not None:
+                self.on_result(result)
+        finally:
+            self._pending -= 1
+            if self._pending == 0 and self._idle is not None:
+                self._idle.set()

@@ -1,0 +1,89 @@
+"""Tool results and the sans-IO half of dispatch: look a call up and validate its arguments.
+
+Every tool call gets exactly one :class:`ToolResult`, keyed by its ``tool_call_id``.
+A failure is a result too (``is_error=True``) whose ``content`` tells the model what
+went wrong in a form it can act on::
+
+    {"error": "ValidationError", "message": "...", "errors": [<pydantic error dicts>]}
+    {"error": "UnknownTool", "message": "...", "available": ["get_weather"]}
+    {"error": "ValueError", "message": "city not found"}          # the tool raised
+    {"error": "Timeout", "message": "tool 'slow' timed out after 2s"}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import from_json, to_json
+
+from ..events import ToolCallItem
+from .registry import ToolRegistry
+from .schema import Tool
+
+__all__ = ["ToolResult", "error_result", "prepare_call", "to_text"]
+
+
+def to_text(value: Any) -> str:
+    """A tool's return value as the text sent to the model (strings as they are, else JSON)."""
+    if isinstance(value, str):
+        return value
+    return to_json(value, fallback=str).decode()
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with anything non-JSON (exceptions in pydantic ``ctx``...) turned to text."""
+    return from_json(to_json(value, fallback=str))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The outcome of one tool call: ``content`` is the return value or an error object."""
+
+    tool_call_id: str
+    name: str
+    content: Any
+    is_error: bool = False
+    arguments: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        """``content`` as the text a provider's tool-result message carries."""
+        return to_text(self.content)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``{"tool_call_id", "name", "content", "is_error"}``."""
+        return {"tool_call_id": self.tool_call_id, "name": self.name,
+                "content": _json_safe(self.content), "is_error": self.is_error}
+
+
+def error_result(call: ToolCallItem, error: str, message: str, **extra: Any) -> ToolResult:
+    """An ``is_error`` result for ``call`` with ``{"error", "message", **extra}`` content."""
+    content = {"error": error, "message": message, **{k: _json_safe(v) for k, v in extra.items()}}
+    args = call.arguments if isinstance(call.arguments, dict) else None
+    return ToolResult(call.tool_call_id, call.name, content, True, args)
+
+
+def prepare_call(registry: ToolRegistry,
+                 call: ToolCallItem) -> tuple[Tool, dict[str, Any]] | ToolResult:
+    """The tool and its validated keyword arguments, or the error result to send back.
+
+    An unknown name gives an ``UnknownTool`` result listing the registered names;
+    invalid arguments give a ``ValidationError`` result carrying pydantic's structured
+    error list (``loc``, ``msg``, ``type``, ``input``) so the model can fix its call.
+    """
+    tool = registry.get(call.name)
+    if tool is None:
+        return error_result(call, "UnknownTool", f"no tool named {call.name!r}",
+                            available=registry.names)
+    if not isinstance(call.arguments, dict):
+        return error_result(call, "ValidationError",
+                            f"arguments of {call.name!r} are not a JSON object", errors=[])
+    try:
+        return tool, tool.validate(call.arguments)
+    except ValidationError as exc:
+        return error_result(
+            call, "ValidationError",
+            f"invalid arguments for {call.name!r}: {exc.error_count()} error(s)",
+            errors=exc.errors(include_url=False))

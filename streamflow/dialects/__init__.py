@@ -17,7 +17,17 @@ __all__ = ["DIALECTS", "get_dialect", "detect_dialect", "dialect_names", "Decode
 
 DIALECTS: dict[str, str] = {
     "anthropic": "streamflow.dialects.anthropic:AnthropicDecoder",
+    "openai-responses": "streamflow.dialects.openai_responses:OpenAIResponsesDecoder",
+    "gemini": "streamflow.dialects.gemini:GeminiDecoder",
     "openai-chat": "streamflow.dialects.openai_chat:OpenAIChatDecoder",
+    "bedrock": "streamflow.dialects.bedrock:BedrockDecoder",
+    "bedrock-invoke": "streamflow.dialects.bedrock_invoke:BedrockInvokeDecoder",
+    "ollama": "streamflow.dialects.ollama:OllamaDecoder",
+    "openrouter-image": "streamflow.dialects.openrouter_media:OpenRouterImageDecoder",
+    "speech": "streamflow.dialects.openrouter_media:SpeechDecoder",
+    "openai-embeddings": "streamflow.dialects.embeddings:EmbeddingsDecoder",
+    "uni": "streamflow.dialects.uni:UniDecoder",
+    "uni-jsonl": "streamflow.dialects.uni:UniJSONLDecoder",
 }
 
 _loaded: dict[str, type[Decoder]] = {}
@@ -43,10 +53,15 @@ def get_dialect(name: str) -> type[Decoder]:
 
 
 def detect_dialect(frame: Any, framing: str) -> str | None:
-    """The first registered dialect of ``framing`` whose ``sniff`` accepts ``frame``."""
+    """The first registered dialect of ``framing`` whose ``sniff`` accepts ``frame``.
+
+    NDJSON frames are data-only SSE events, so ``sse`` dialects are asked too when
+    ``framing`` is ``"ndjson"`` (a ``.jsonl`` recording of an SSE stream).
+    """
+    accepted = (framing, "sse") if framing == "ndjson" else (framing,)
     for name in DIALECTS:
         cls = get_dialect(name)
-        if cls.framing == framing and cls.sniff(frame):
+        if cls.framing in accepted and cls.sniff(frame):
             return name
     return None
 

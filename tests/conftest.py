@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from realdata import DATA, REAL, ROOT, framing_for, real_body, real_path
-
-__all__ = ["DATA", "REAL", "ROOT", "framing_for", "real_body", "real_path"]
-
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import pytest
-from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from realdata import DATA
 
 from streamflow import StreamDecoder
 from streamflow.errors import ProtocolError

@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 import pytest
-from conftest import DATA, REAL, framing_for, real_body
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from realdata import DATA, REAL, framing_for, real_body
 
 from streamflow import (
     DialectDetectionError,

@@ -7,7 +7,8 @@ Add a framing by writing one module and one line in :data:`FRAMERS`.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..limits import Limits
 from .eventstream import EventStreamParser, is_prelude
@@ -15,7 +16,16 @@ from .ndjson import NDJSONParser
 from .raw import RawFramer
 from .sse import ServerSentEvent, SSEParser
 
-__all__ = ["ServerSentEvent", "SSEParser", "NDJSONParser", "FRAMERS", "make_framer", "sniff_framing"]
+__all__ = [
+    "FRAMERS",
+    "EventStreamParser",
+    "NDJSONParser",
+    "RawFramer",
+    "SSEParser",
+    "ServerSentEvent",
+    "make_framer",
+    "sniff_framing",
+]
 
 FRAMERS: dict[str, Callable[..., Any]] = {
     "sse": SSEParser,

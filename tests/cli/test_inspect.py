@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, REAL, framing_for, real_body, real_path
+from realdata import DATA, REAL, framing_for, real_body, real_path
 
 from streamflow import StreamflowError, assemble
 from streamflow.cli.inspect import sanitize

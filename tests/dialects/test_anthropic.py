@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 import pytest
-from conftest import DATA, framing_for, real_body, real_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic_core import from_json
+from realdata import DATA, framing_for, real_body, real_path
 
 from streamflow import (
     IncompleteStreamError,

@@ -11,9 +11,9 @@ import pytest
 from botocore.eventstream import EventStream
 from botocore.exceptions import EventStreamError
 from botocore.parsers import EventStreamJSONParser
-from conftest import DATA, real_body, real_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from realdata import DATA, real_body, real_path
 
 from streamflow import StreamDecoder, assemble
 from streamflow.errors import (

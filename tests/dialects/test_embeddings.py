@@ -7,9 +7,9 @@ import json
 import httpx
 import openai
 import pytest
-from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from realdata import DATA
 
 from streamflow import StreamDecoder, assemble
 from streamflow.errors import (

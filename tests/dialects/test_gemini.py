@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import framing_for, real_body
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from realdata import framing_for, real_body
 
 from streamflow.dialects import detect_dialect, get_dialect
 from streamflow.dialects.gemini import GeminiDecoder

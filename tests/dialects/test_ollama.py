@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from realdata import DATA
 
 from streamflow import StreamDecoder, assemble
 from streamflow.errors import (

@@ -43,7 +43,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from conftest import REAL, framing_for, real_body
+from realdata import REAL, framing_for, real_body
 
 from streamflow.errors import IncompleteStreamError, ProviderError
 from streamflow.events import InlineDataItem, TextItem

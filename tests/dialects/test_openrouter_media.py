@@ -6,9 +6,9 @@ import base64
 import json
 
 import pytest
-from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from realdata import DATA
 
 from streamflow import StreamDecoder, assemble
 from streamflow.errors import IncompleteStreamError, ProtocolError, ProviderError, StreamflowError

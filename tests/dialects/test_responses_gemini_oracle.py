@@ -32,7 +32,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import framing_for, real_body
+from realdata import framing_for, real_body
 
 from streamflow.errors import ProviderError
 from streamflow.events import InlineDataItem, InlineThinkingItem, TextItem, ThinkingItem

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import pytest
-from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from realdata import DATA
 
 from streamflow import StreamDecoder, assemble
 from streamflow.dialects.uni import encode_jsonl, encode_sse, error_from_dict

@@ -8,9 +8,9 @@ import zlib
 
 import pytest
 from botocore.eventstream import EventStreamBuffer
-from conftest import real_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from realdata import real_path
 
 from streamflow.errors import FramingError, LimitExceededError, StreamflowError
 from streamflow.framing import make_framer, sniff_framing

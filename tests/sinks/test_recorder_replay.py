@@ -12,6 +12,7 @@ import pytest
 import reactivex
 from hypothesis import given
 from hypothesis import strategies as st
+from realdata import DATA, real_body
 
 import streamflow
 from streamflow.errors import IncompleteStreamError
@@ -27,7 +28,6 @@ from streamflow.sources.replay import (
     replay_sync,
     split_body,
 )
-from tests.conftest import DATA, real_body
 
 BODY = (DATA / "sinks" / "tool_turn.sse").read_bytes()  # thinking-free text + a tool call
 CHUNKS = [BODY[i:i + 97] for i in range(0, len(BODY), 97)]  # cuts lines, JSON, events

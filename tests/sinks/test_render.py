@@ -9,6 +9,7 @@ import pytest
 import reactivex
 from hypothesis import given
 from hypothesis import strategies as st
+from realdata import DATA
 from rich.console import Console
 
 from streamflow.dialects.base import Emitter
@@ -18,7 +19,6 @@ from streamflow.runtime import run
 from streamflow.sinks.render import RenderSink
 from streamflow.sinks.render_markdown import BlockSplitter
 from streamflow.sources.replay import ReplaySource
-from tests.conftest import DATA
 
 HOSTILE = ("Hello \x1b[2Jworld, \x1b]8;;https://evil.example\x1b\\click me\x1b]8;;\x1b\\ "
            "then \x1b]52;c;ZXZpbA==\x07copy and [link=https://evil.example]x[/link] "

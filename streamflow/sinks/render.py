@@ -16,7 +16,8 @@ A cancelled stream (``on_error(CancelledStreamError)`` or :meth:`interrupted`)
 keeps the partial answer on screen, marked *interrupted*; any other error shows
 the partial answer and a red error line. With ``plain=True`` (the default when the
 console is not a terminal) only the answer text is written, as it arrives, with
-no escape codes; footer and error lines go to ``err_file`` (stderr).
+no escape codes (a blank line separates the answers of successive streams); footer
+and error lines go to ``err_file`` (stderr).
 
 All model text goes through :mod:`streamflow.sinks.sanitize` first and becomes
 rich ``Text``/``Markdown`` (never markup); Markdown links are shown as text plus
@@ -116,6 +117,8 @@ class RenderSink(BaseSink):
         self._grown = self._grown_text = False
         self._last_frame = float("-inf")
         self._plain_newline = True
+        self._plain_gap = getattr(self, "_plain_texted", False)
+        self._plain_texted = False
         self._finished = False
 
     def _new_sanitizer(self) -> StreamSanitizer:
@@ -210,6 +213,10 @@ class RenderSink(BaseSink):
         self._grown = True
         if self.plain:
             if safe and self._kind == "text":
+                if self._plain_gap:  # a new stream after an earlier one: one blank line
+                    self._plain_gap = False
+                    self.console.file.write("\n")
+                self._plain_texted = True
                 self.console.file.write(safe)
                 self.console.file.flush()
                 self._plain_newline = safe.endswith("\n")

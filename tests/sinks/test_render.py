@@ -230,7 +230,7 @@ def test_subscribes_to_a_reactivex_observable_and_can_be_reused() -> None:
     sink = RenderSink(Console(file=buf), err_file=err)
     reactivex.from_iterable(events("one")).subscribe(sink)
     reactivex.from_iterable(events("two")).subscribe(sink)
-    assert buf.getvalue() == "one\ntwo\n"
+    assert buf.getvalue() == "one\n\ntwo\n"  # plain mode: a blank line between two answers
 
 
 def test_plain_can_be_forced_on_a_terminal() -> None:

@@ -51,7 +51,15 @@ from typing import Any, ClassVar
 from pydantic_core import from_json
 
 from ..errors import LimitExceededError, ProtocolError, ProviderError
-from ..events import FinishReason, InlineThinkingItem, JSONDict, Usage
+from ..events import (
+    FinishReason,
+    InlineThinkingItem,
+    JSONDict,
+    TextItem,
+    ThinkingItem,
+    ToolCallItem,
+    Usage,
+)
 from ..framing.sse import ServerSentEvent
 from .anthropic_wire import parse_event
 from .base import Decoder, expect_str, load_json
@@ -145,8 +153,14 @@ class AnthropicDecoder(Decoder):
         if type(ev) is not dict:
             raise ProtocolError("anthropic event is not a JSON object", raw=frame.data)
         kind = ev.get("type")
-        if kind == "content_block_delta":
-            self._delta(_index(ev), _obj(ev.get("delta"), "content_block_delta.delta"))
+        if kind == "content_block_delta":  # the per-token event: checks inlined
+            index = ev.get("index")
+            if type(index) is not int:
+                index = _index(ev)  # raises
+            delta = ev.get("delta")
+            if type(delta) is not dict:
+                delta = _obj(delta, "content_block_delta.delta")  # raises
+            self._delta(index, delta)
         elif kind == "ping":
             return
         elif self.emitter.stopped:
@@ -287,14 +301,23 @@ class AnthropicDecoder(Decoder):
             raise ProtocolError(f"anthropic {dtype} on a {btype} block (index {index})")
         state["opened"] = True
         em = self.emitter
-        if dtype == "text_delta":
-            em.text(expect_str(delta.get("text"), "text_delta.text"))
+        if dtype == "text_delta":  # em.text / em.thinking, one call less per token
+            text = delta.get("text")
+            if type(text) is not str:
+                text = expect_str(text, "text_delta.text")
+            em.delta(TextItem("text.delta", text, None, None))
         elif dtype == "thinking_delta":
-            em.thinking(expect_str(delta.get("thinking"), "thinking_delta.thinking"))
+            text = delta.get("thinking")
+            if type(text) is not str:
+                text = expect_str(text, "thinking_delta.thinking")
+            em.delta(ThinkingItem("thinking.delta", text, None, None))
         elif dtype == "input_json_delta":
-            part = expect_str(delta.get("partial_json"), "partial_json")
-            state["args"] = state["args"] or bool(part.strip())
-            em.tool_call(part)
+            fragment = delta.get("partial_json")
+            if type(fragment) is not str:
+                fragment = expect_str(fragment, "partial_json")
+            if not state["args"]:
+                state["args"] = bool(fragment.strip())
+            em.delta(ToolCallItem("tool_call.delta", "", "", fragment, None, None))
         elif dtype == "signature_delta":
             em.thinking("", {"signature": expect_str(delta.get("signature"), "signature")})
         elif dtype == "citations_delta":

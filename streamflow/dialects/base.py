@@ -119,20 +119,24 @@ class Emitter(Assembler):
         if self._stopped:
             raise ProtocolError(f"{item.type} after the stream stopped")
         limits = self.limits
+        kind = item.kind
         value = getattr(item, item.growing)
-        size = len(value) if item.kind != "embedding" else 8 * len(value)
+        size = len(value) if kind != "embedding" else 8 * len(value)
         open_ = self._open
-        new_group = open_ is None or open_.kind != item.kind
-        if new_group and open_ is not None:
-            self.close_group()
-        # limits are checked before anything changes: the partial message keeps what
-        # came before the offending fragment, and not the fragment itself
-        if new_group and self._groups >= limits.max_groups:
-            raise LimitExceededError("max_groups", limits.max_groups)
+        new_group = open_ is None or open_.kind != kind
+        if new_group:
+            if open_ is not None:
+                self.close_group()
+            # limits are checked before anything changes: the partial message keeps what
+            # came before the offending fragment, and not the fragment itself
+            if self._groups >= limits.max_groups:
+                raise LimitExceededError("max_groups", limits.max_groups)
+            group_size = size
+        else:
+            group_size = self._group_size + size
         if self._size + size > limits.max_message_bytes:
             raise LimitExceededError("max_message_bytes", limits.max_message_bytes)
-        group_size = size if new_group else self._group_size + size
-        if item.kind == "tool_call" and group_size > limits.max_tool_arguments_bytes:
+        if kind == "tool_call" and group_size > limits.max_tool_arguments_bytes:
             raise LimitExceededError("max_tool_arguments_bytes", limits.max_tool_arguments_bytes)
         if new_group:
             self._groups += 1
@@ -145,7 +149,10 @@ class Emitter(Assembler):
             self._fidelity = {**fid, **item.fidelity} if fid else item.fidelity
         if item.provider is not None:
             self._provider = merge_provider(self._provider, item.provider)
-        self._emit_delta(item)
+        if self._announced:  # _emit_delta inlined: this runs once per token
+            self.out.append(UniEvent("delta", [item], None, None, self.now, None))
+        else:
+            self._emit_delta(item)
 
     def text(self, text: str, provider: JSONDict | None = None) -> None:
         """Emit a ``text.delta`` fragment."""
@@ -172,8 +179,12 @@ class Emitter(Assembler):
         done.fidelity = self._fidelity
         done.provider = flag_provider(self._provider)  # unsafe citation URLs: url_flags
         if isinstance(done, ToolCallItem):
-            done.arguments = parse_arguments(str(done.arguments), tool_call_id=done.tool_call_id,
-                                             name=done.name)
+            text = str(done.arguments)
+            # the joined text stands for the fragments from here on (the partial message
+            # is the same if the parse fails): they are freed before the parsed object
+            # is built, not after
+            self._parts = [text]
+            done.arguments = parse_arguments(text, tool_call_id=done.tool_call_id, name=done.name)
         self._items.append(done)
         self._open = None
         self._parts = []

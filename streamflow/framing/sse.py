@@ -28,7 +28,7 @@ Work is per line (``str.split``/``str.partition`` in C), never per character.
 
 from __future__ import annotations
 
-import codecs
+from codecs import utf_8_decode
 from dataclasses import dataclass
 
 from ..errors import LimitExceededError
@@ -69,7 +69,6 @@ class SSEParser:
         "_cr",
         "_data",
         "_data_size",
-        "_decoder",
         "_dirty",
         "_error",
         "_event",
@@ -79,12 +78,13 @@ class SSEParser:
         "_pending_size",
         "_retry",
         "_started",
+        "_tail",
         "closed",
         "incomplete",
     )
 
     def __init__(self, limits: Limits | None = None) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._tail = b""             # bytes of a UTF-8 sequence cut by the chunk end
         self._started = False        # the leading-BOM check is done
         self._cr = False             # the last text ended with CR: a leading LF is its pair
         self._pending: list[str] = []  # pieces of the unfinished line
@@ -106,7 +106,10 @@ class SSEParser:
             raise self._error
         if self.closed:
             raise ValueError("SSEParser.feed() after close()")
-        text = self._decoder.decode(chunk)
+        # incremental UTF-8 decoding, as codecs' IncrementalDecoder does it, minus a call
+        data = self._tail + chunk if self._tail else chunk
+        text, used = utf_8_decode(data, "replace", False)
+        self._tail = bytes(data[used:]) if used < len(data) else b""
         return self._run(text) if text else []
 
     def close(self) -> list[ServerSentEvent]:
@@ -115,7 +118,8 @@ class SSEParser:
             raise self._error
         if self.closed:
             return []
-        out = self._run(self._decoder.decode(b"", True))
+        out = self._run(utf_8_decode(self._tail, "replace", True)[0])
+        self._tail = b""
         self.closed = True
         pending = "".join(self._pending)
         self.incomplete = self._dirty or (pending[:1] not in ("", ":"))
@@ -171,30 +175,52 @@ class SSEParser:
             self._pending_size = 0
         last = lines.pop()
         limit = self._max
-        for line in lines:
-            if not line:
-                if self._dirty:
-                    self._dispatch(out)
-                continue
-            if self._data_size + len(line) >= limit:
-                raise LimitExceededError("max_event_bytes", limit)
-            if line[0] == ":":
-                continue
-            self._dirty = True
-            field, colon, value = line.partition(":")
-            if colon and value[:1] == " ":
-                value = value[1:]
-            if field == "data":
-                self._data.append(value)
-                self._data_size += len(value) + 1
-            elif field == "event":
-                self._event = value
-            elif field == "id":
-                if "\x00" not in value:
-                    self._last_id = value
-            elif field == "retry":
-                if value.isascii() and value.isdigit():
-                    self._retry = int(value)
+        # the per-line state lives in locals while the lines are read (written back at
+        # the end, even on error), and events are dispatched inline: this loop runs
+        # once per line of the body, so attribute traffic and calls are the cost
+        data, size, dirty, event = self._data, self._data_size, self._dirty, self._event
+        try:
+            for line in lines:
+                if not line:  # dispatch
+                    if dirty:
+                        dirty = False
+                        if data:
+                            out.append(ServerSentEvent(
+                                data[0] if len(data) == 1 else "\n".join(data),
+                                event or "message", self._last_id or None, self._retry))
+                            data = []
+                        size = 0
+                        event = ""
+                    continue
+                if size + len(line) >= limit:
+                    raise LimitExceededError("max_event_bytes", limit)
+                if line[0] == ":":
+                    continue
+                dirty = True
+                if line.startswith("data: "):  # the common cases, one slice
+                    value = line[6:]
+                    data.append(value)
+                    size += len(value) + 1
+                    continue
+                if line.startswith("event: "):
+                    event = line[7:]
+                    continue
+                field, colon, value = line.partition(":")
+                if colon and value[:1] == " ":
+                    value = value[1:]
+                if field == "data":
+                    data.append(value)
+                    size += len(value) + 1
+                elif field == "event":
+                    event = value
+                elif field == "id":
+                    if "\x00" not in value:
+                        self._last_id = value
+                elif field == "retry":
+                    if value.isascii() and value.isdigit():
+                        self._retry = int(value)
+        finally:
+            self._data, self._data_size, self._dirty, self._event = data, size, dirty, event
         if last:
             self._pending = [last]
             self._pending_size = len(last)
@@ -204,19 +230,3 @@ class SSEParser:
         # the unfinished line will count at least its length plus its line end
         if self._data_size + self._pending_size >= self._max:
             raise LimitExceededError("max_event_bytes", self._max)
-
-    def _dispatch(self, out: list[ServerSentEvent]) -> None:
-        self._dirty = False
-        data = self._data
-        event = self._event
-        self._data = []
-        self._data_size = 0
-        self._event = ""
-        if not data:
-            return
-        out.append(ServerSentEvent(
-            data=data[0] if len(data) == 1 else "\n".join(data),
-            event=event or "message",
-            id=self._last_id or None,
-            retry=self._retry,
-        ))

@@ -46,6 +46,25 @@ class EmittingDecoder(StreamDecoder):
         super().__init__(dialect, framing=framing, limits=limits, **options)
         self.emit = emit
 
+    def feed(self, chunk: bytes) -> list[UniEvent]:
+        """Decode the next chunk, emitting each event as soon as its frame is decoded.
+
+        Once framing and dialect are known (after the first frame), frames go
+        straight from the framer to the dialect decoder: this runs once per chunk
+        and once per frame, so it skips the generic layers of ``StreamDecoder``.
+        """
+        decoder, framer = self.decoder, self.framer
+        if decoder is None or framer is None:
+            return super().feed(chunk)  # sniffing the framing or the dialect
+        emit, decode = self.emit, decoder.feed
+        try:
+            for frame in framer.feed(chunk):
+                for event in decode(frame):
+                    emit(event)
+        except StreamflowError as exc:
+            raise exc.with_partial(self.partial) from exc.__cause__
+        return []
+
     def feed_frames(self, frames: Iterable[Any]) -> list[UniEvent]:
         """Decode frames one by one, emitting their events at once."""
         emit, feed = self.emit, super().feed_frames

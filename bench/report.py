@@ -1,0 +1,64 @@
+"""Formatting of the results: the machine, markdown tables, target verdicts."""
+
+from __future__ import annotations
+
+import os
+import platform
+from importlib import metadata
+
+__all__ = ["machine", "table", "verdict"]
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+def machine() -> str:
+    """One paragraph naming the machine and the versions measured."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    versions = ", ".join(f"{n} {_version(n)}" for n in (
+        "streamflow", "pydantic-core", "reactivex", "anthropic", "openai", "httpx", "httpx2",
+        "orjson"))
+    return (f"machine: {os.cpu_count()} CPUs ({_cpu_model()}), Python "
+            f"{platform.python_version()} ({platform.python_implementation()}), "
+            f"load average {load:.1f} at start\n{versions}")
+
+
+def table(head: list[str], rows: list[list[str]]) -> str:
+    """A markdown table, columns padded so it also reads well in a terminal."""
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(head), rule, *(line(r) for r in rows)])
+
+
+def verdict(ok: bool) -> str:
+    """``met`` or ``NOT met``."""
+    return "met" if ok else "NOT met"
+
+
+def rate(events: int, seconds: float) -> str:
+    """Events per second, thousands-grouped."""
+    return f"{events / seconds:,.0f}" if seconds > 0 else "-"
+
+
+def times(value: float) -> str:
+    """A ratio as ``12.3x``."""
+    return f"{value:,.1f}x" if value >= 10 else f"{value:.2f}x"

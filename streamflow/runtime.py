@@ -203,7 +203,7 @@ async def run(source: Observable[Any], *sinks: Any, dialect: str = "auto",
     """Subscribe once, feed every sink, return the message (see the module doc)."""
     fan = _FanOut(sinks)
     fan.done = anyio.Event()
-    async with scope() as owner:
+    async with scope(limits) as owner:
         for feeder in fan.feeders:
             owner.pressure.append(feeder)
             owner.task_group.start_soon(feeder.consume,

@@ -29,7 +29,13 @@ class StreamDecoder:
 
     ``framing`` overrides the dialect's own framing (``"ndjson"`` reads a recording
     that holds one JSON payload per line). ``options`` go to the dialect decoder.
+
+    Once the stop event is out the stream is over: frames after it (a duplicated
+    terminator, trailing keep-alives) are not decoded, only counted in
+    ``ignored_frames``, so a stream never yields ``stop`` and then an error.
     """
+
+    ignored_frames = 0
 
     def __init__(self, dialect: str = "auto", *, framing: str | None = None,
                  limits: Limits | None = None, clock: Any = None, **options: Any) -> None:
@@ -84,6 +90,9 @@ class StreamDecoder:
                 if decoder is None:
                     self.dialect = require_dialect(frame, self.framing or "sse")
                     decoder = self._make_decoder(self.dialect)
+                elif decoder.emitter._stopped:
+                    self.ignored_frames += 1
+                    continue
                 out += decoder.feed(frame)
         except StreamflowError as exc:
             exc.events = out + exc.events  # decoded before the failure: not lost

@@ -266,7 +266,8 @@ class Decoder(ABC):
         except StreamflowError as exc:
             exc.events = em.drain() + exc.events
             raise exc.with_partial(em.message) from exc.__cause__
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
+                ArithmeticError, RecursionError) as exc:
             err = ProtocolError(f"{self.name}: malformed event ({type(exc).__name__}: {exc})",
                                 raw=getattr(frame, "data", None), partial=em.message)
             err.events = em.drain()

@@ -56,9 +56,12 @@ class EmittingDecoder(StreamDecoder):
         decoder, framer = self.decoder, self.framer
         if decoder is None or framer is None:
             return super().feed(chunk)  # sniffing the framing or the dialect
-        emit, decode = self.emit, decoder.feed
+        emit, decode, emitter = self.emit, decoder.feed, decoder.emitter
         try:
             for frame in framer.feed(chunk):
+                if emitter._stopped:  # after stop: counted, never decoded
+                    self.ignored_frames += 1
+                    continue
                 for event in decode(frame):
                     emit(event)
         except StreamflowError as exc:
@@ -80,10 +83,10 @@ class EmittingDecoder(StreamDecoder):
 
     def rescue(self, error: Exception) -> None:
         """Before ``on_error``: emit what the failing frame produced; attach the partial."""
-        if self.decoder is not None:
-            for event in self.decoder.emitter.drain():
-                self.emit(event)
         if isinstance(error, StreamflowError):
+            pending, error.events = error.events, []
+            for event in pending:
+                self.emit(event)
             error.with_partial(self.partial)
 
 

@@ -58,8 +58,9 @@ class NoScopeError(RuntimeError):
 class Scope:
     """A task group that async sources pump in, plus the reader's backpressure hooks."""
 
-    def __init__(self, task_group: TaskGroup) -> None:
+    def __init__(self, task_group: TaskGroup, limits: Limits | None = None) -> None:
         self.task_group = task_group
+        self.limits = limits  # run(limits=...): timeouts for sources that set none
         self.pressure: list[Any] = []   # objects with ``overflow`` and ``async relieve()``
         self.unhandled: list[BaseException] = []
         self.pumps = 0                   # pump tasks alive (tests assert none is left)
@@ -88,8 +89,11 @@ class Scope:
 
 
 @asynccontextmanager
-async def scope() -> AsyncIterator[Scope]:
+async def scope(limits: Limits | None = None) -> AsyncIterator[Scope]:
     """Open a :class:`Scope`: sources subscribed inside pump in its task group.
+
+    ``limits`` gives the idle-read timeout and deadline of sources that were not
+    given their own (``run(limits=...)`` passes its limits here).
 
     On exit it waits for the pumps still running (dispose them to stop early). An
     exception raised in the block, or by an observer's ``on_error`` (reactivex
@@ -97,7 +101,7 @@ async def scope() -> AsyncIterator[Scope]:
     """
     try:
         async with anyio.create_task_group() as tg:
-            current = Scope(tg)
+            current = Scope(tg, limits)
             token = _SCOPE.set(current)
             try:
                 yield current
@@ -157,7 +161,7 @@ class Source(Observable[bytes]):
 
     async def _pump(self, observer: abc.ObserverBase[bytes], cancel: anyio.CancelScope,
                     owner: Scope) -> None:
-        limits = self.limits or self.default_limits
+        limits = self.limits or owner.limits or self.default_limits
         idle = limits.idle_timeout if limits is not None else None
         total = limits.deadline if limits is not None else None
         error: Exception | None = None

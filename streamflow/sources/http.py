@@ -33,8 +33,18 @@ __all__ = ["AsyncHTTPSource", "from_httpx"]
 RequestLike = httpx.Request | Callable[[], httpx.Request]
 
 
-def _request(request: RequestLike) -> httpx.Request:
-    return request() if callable(request) else request
+def _request(request: RequestLike, read: float | None) -> httpx.Request:
+    """The request to send, with ``read`` as its read timeout.
+
+    httpx's default read timeout (5 s) would cut a stream while the model thinks:
+    async sources leave it to their own idle timer (``read=None``); a sync client
+    blocks in a worker thread, so its read timeout is the idle limit itself.
+    """
+    req = request() if callable(request) else request
+    timeout = dict(req.extensions.get("timeout") or {})
+    timeout["read"] = read
+    req.extensions["timeout"] = timeout
+    return req
 
 
 async def _read_error_body(response: httpx.Response) -> bytes:
@@ -76,7 +86,7 @@ class AsyncHTTPSource(Source):
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[AsyncIterator[bytes]]:
-        response = await self.client.send(_request(self.request), stream=True)
+        response = await self.client.send(_request(self.request, None), stream=True)
         try:
             if not response.is_success:
                 body = await _read_error_body(response)
@@ -87,10 +97,13 @@ class AsyncHTTPSource(Source):
                 await response.aclose()
 
 
-def _sync_opener(client: httpx.Client, request: RequestLike) -> Callable[[], object]:
+def _sync_opener(client: httpx.Client, request: RequestLike,
+                 limits: Limits | None) -> Callable[[], object]:
+    idle = (limits or DEFAULT_LIMITS).idle_timeout
+
     @contextmanager
     def opener() -> Iterator[Iterator[bytes]]:
-        response = client.send(_request(request), stream=True)
+        response = client.send(_request(request, idle), stream=True)
         try:
             if not response.is_success:
                 raise status_error(response.status_code, response.headers,
@@ -113,7 +126,7 @@ def from_httpx(client: httpx.AsyncClient | httpx.Client, request: RequestLike, *
     """
     if isinstance(client, httpx.AsyncClient):
         return AsyncHTTPSource(client, request, limits=limits)
-    source = SyncSource(_sync_opener(client, request), blocking=True,  # type: ignore[arg-type]
+    source = SyncSource(_sync_opener(client, request, limits), blocking=True,  # type: ignore[arg-type]
                         limits=limits)
     source.map_error = transport_error  # type: ignore[method-assign]
     source.default_limits = DEFAULT_LIMITS

@@ -149,14 +149,20 @@ def test_seed000_thinking_stream() -> None:
     assert m.usage_metadata.response_tokens == 8  # type: ignore[union-attr]
 
 
-def test_seed000_page_as_one_body_is_one_message_then_a_protocol_error() -> None:
-    """The page repeats three whole streams; one HTTP body holds one message only."""
+def test_seed000_page_as_one_body_is_one_message_and_the_rest_is_ignored() -> None:
+    """The page repeats three whole streams; one HTTP body holds one message only.
+
+    The stream is over at the first ``message_stop``: what follows is counted in
+    ``ignored_frames``, never decoded, so there is no error after the stop event.
+    """
     body = b"".join((ANTHROPIC / f"seed000_{n}.sse").read_bytes()
                     for n in ("text", "tool_use", "thinking"))
-    with pytest.raises(ProtocolError, match="after message_stop") as info:
-        decode(body)
-    assert info.value.partial is not None
-    assert info.value.partial.text == "Hello, how can I help?" and info.value.partial.complete
+    d = StreamDecoder("anthropic", clock=lambda: CLOCK)
+    events = d.feed(body) + d.close()
+    assert [e.event_type for e in events].count("stop") == 1
+    assert events[-1].event_type == "stop"
+    assert d.message.text == "Hello, how can I help?" and d.message.complete
+    assert d.ignored_frames == 14  # the two other streams' 7 events each
 
 
 # -- seed 002: the GLM walkthrough ----------------------------------------------------
@@ -488,12 +494,18 @@ def test_redacted_data_null_reads_as_empty() -> None:
                                           {"block_type": "redacted_thinking"})]
 
 
-def test_event_after_message_stop_is_a_protocol_error_but_ping_is_not() -> None:
+def test_event_after_message_stop_is_ignored_by_the_stream_but_rejected_by_the_decoder() -> None:
     body = sse(*HEAD, stop_block(0), message_delta(), STOP, PING)
     _, m = decode(body)
     assert m.complete
-    with pytest.raises(ProtocolError) as info:
-        decode(body + sse(block(1, type="text", text="")))
+    events, m = decode(body + sse(block(1, type="text", text="")))
+    assert m.complete and events[-1].event_type == "stop"  # the stream was over
+    decoder = AnthropicDecoder(clock=lambda: CLOCK)  # the bare dialect decoder says why
+    for frame in SSEParser().feed(body):
+        decoder.feed(frame)
+    with pytest.raises(ProtocolError, match="after message_stop") as info:
+        decoder.feed(ServerSentEvent(data='{"type": "content_block_start", "index": 1, '
+                                          '"content_block": {"type": "text", "text": ""}}'))
     assert info.value.partial is not None and info.value.partial.complete
 
 

@@ -129,9 +129,12 @@ def test_hostile_lines_are_typed_errors(line: bytes, error: type[Exception]) -> 
         assemble(line + b"\n", "ollama")
 
 
-def test_line_after_done_is_a_protocol_error() -> None:
-    with pytest.raises(ProtocolError):
-        assemble(body("chat_text.jsonl") + b'{"model":"m","message":{"content":"x"}}\n', "ollama")
+def test_line_after_done_is_ignored_never_an_error_after_stop() -> None:
+    dec = StreamDecoder("ollama")
+    events = dec.feed(body("chat_text.jsonl") + b'{"model":"m","message":{"content":"x"}}\n')
+    events += dec.close()
+    assert events[-1].event_type == "stop" and dec.ignored_frames == 1
+    assert dec.message.text == assemble(body("chat_text.jsonl"), "ollama").text
 
 
 json_values = st.recursive(

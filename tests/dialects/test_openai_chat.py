@@ -509,9 +509,11 @@ def test_fragment_for_a_closed_call_is_a_protocol_error() -> None:
     assert err.partial.tool_calls[0].arguments == {"city": "Lisbon"}
 
 
-def test_chunk_after_done_is_a_protocol_error_a_second_done_is_not() -> None:
+def test_frames_after_done_are_ignored_never_an_error_after_stop() -> None:
     assert message(sse(*SEED_TEXT, "[DONE]", "[DONE]")).complete
-    failure(sse(*SEED_TEXT, "[DONE]", SEED_TEXT[0]), ProtocolError)
+    dec = StreamDecoder("openai-chat", clock=lambda: 0)
+    events = dec.feed(sse(*SEED_TEXT, "[DONE]", SEED_TEXT[0])) + dec.close()
+    assert events[-1].event_type == "stop" and dec.ignored_frames == 1
 
 
 def test_error_only_chunk_without_choices() -> None:

@@ -226,11 +226,13 @@ def test_text_given_only_by_done_events_is_not_lost_nor_doubled() -> None:
     assert text.text == "whole" and text.provider["annotations"] == [{"type": "x"}]
 
 
-def test_event_after_the_terminal_event_is_a_protocol_error() -> None:
+def test_event_after_the_terminal_event_is_ignored_never_an_error_after_stop() -> None:
     data = body("interleaved_calls.sse") + sse({"type": "response.output_text.delta",
                                                "delta": "late"})
-    err = failure(data, ProtocolError)
-    assert err.partial.complete and len(err.partial.tool_calls) == 2
+    dec = StreamDecoder("openai-responses", clock=lambda: 0)
+    events = dec.feed(data) + dec.close()
+    assert events[-1].event_type == "stop" and dec.ignored_frames == 1
+    assert dec.message.complete and len(dec.message.tool_calls) == 2
 
 
 @pytest.mark.parametrize("bad", [

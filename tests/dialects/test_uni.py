@@ -166,7 +166,6 @@ STOP = {"usage_metadata": {}, "finish_reason": "stop"}
     line("delta", TEXT_D) + line("delta", {"type": "thinking.delta", "thinking": "x"}),
     line("delta", TEXT_D) + line("delta", {"type": "text.done", "text": "b"}),  # wrong done
     line("delta", TEXT_D) + line("stop", **STOP),                          # stop inside a group
-    line("stop", **STOP) + line("stop", **STOP),                           # two stops
     line("stop", usage_metadata={}, finish_reason="done"),                 # bad finish reason
     line("stop", finish_reason="stop"),                                    # no usage
     line("delta", {"type": "text.partial", "text": "a"}),                  # unknown item type

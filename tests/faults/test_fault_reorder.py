@@ -101,9 +101,6 @@ def test_any_duplicate_or_swap_gives_a_message_or_a_typed_error(dialect: str, fa
         assert stops == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "stop then error: decoders raise ProtocolError for frames after their terminator, "
-    "after the stop event went out (see docs/FAULTS.md, 'known gap')"))
 @pytest.mark.parametrize("dialect", ["anthropic", "ollama", "bedrock", "uni"])
 def test_a_duplicated_last_event_never_gives_stop_and_an_error(dialect: str) -> None:
     last = len(split_events(body_for(dialect), profile_for(dialect).framing)) - 1

@@ -73,9 +73,6 @@ async def test_idle_timeout_on_an_in_memory_faulty_source() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(strict=True, reason=(
-    "run(limits=...) configures the decoder only: the source's idle timer never sees it "
-    "(streamflow/runtime.py _front / sources/bridge.py Source._pump)"))
 async def test_run_limits_reach_the_sources_idle_timer() -> None:
     async with ReplayServer(fault_route(BODY, ByEvent(), Stall(0.6, before=STALL_AT))) \
             as server, httpx.AsyncClient() as client:
@@ -85,9 +82,6 @@ async def test_run_limits_reach_the_sources_idle_timer() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(strict=True, reason=(
-    "httpx's own read timeout (5 s by default) cuts idle streams before Limits.idle_timeout; "
-    "from_httpx should leave idle detection to the source (request timeout read=None)"))
 async def test_the_idle_limit_not_the_http_client_decides() -> None:
     async with ReplayServer(fault_route(BODY, ByEvent(), Stall(0.4, before=STALL_AT))) \
             as server, httpx.AsyncClient(timeout=0.1) as client:

@@ -31,6 +31,7 @@ Outcome:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -50,16 +51,24 @@ __all__ = ["as_events", "run", "run_sync"]
 
 
 def as_events(dialect: str = "auto", framing: str | None = None, limits: Limits | None = None,
+              on_decoder: Callable[[EmittingDecoder], None] | None = None,
               **options: Any) -> Operator[Any, Any]:
-    """Decode ``bytes`` items like ``pipeline()``; pass anything else through (run's front)."""
+    """Decode ``bytes`` items like ``pipeline()``; pass anything else through (run's front).
+
+    ``on_decoder`` is told the decoder of each subscription that decodes bytes, so
+    ``run`` can read the message it already assembles instead of assembling twice.
+    """
 
     def setup(observer: abc.ObserverBase[Any]) -> Handlers:
         state: EmittingDecoder | None = None
         decided = False
 
         def make() -> EmittingDecoder:
-            return EmittingDecoder(observer.on_next, dialect, framing=framing, limits=limits,
-                                   **options)
+            decoder = EmittingDecoder(observer.on_next, dialect, framing=framing, limits=limits,
+                                      **options)
+            if on_decoder is not None:
+                on_decoder(decoder)
+            return decoder
 
         def on_next(item: Any) -> None:
             nonlocal state, decided
@@ -109,6 +118,7 @@ class _FanOut(abc.ObserverBase[Any]):
 
     def __init__(self, sinks: tuple[Any, ...]) -> None:
         self.assembler = Assembler()
+        self.decoder: EmittingDecoder | None = None  # set when run() decodes bytes itself
         self.feeders: list[AsyncSinkFeeder] = []
         self.targets: list[Any] = []
         for sink in sinks:
@@ -139,7 +149,8 @@ class _FanOut(abc.ObserverBase[Any]):
         if self.finished:
             return
         if type(value) is UniEvent:
-            self.assembler.feed(value)
+            if self.decoder is None:  # else the decoder's emitter already assembles
+                self.assembler.feed(value)
         elif isinstance(value, StreamRestart):
             self.assembler = Assembler()
         elif isinstance(value, StreamFailure):
@@ -164,7 +175,7 @@ class _FanOut(abc.ObserverBase[Any]):
         if self.finished:
             return
         if isinstance(error, StreamflowError):
-            error.with_partial(self.assembler.message)
+            error.with_partial(self.message)
         self.error = error
         self._end("on_error", error)
 
@@ -172,12 +183,21 @@ class _FanOut(abc.ObserverBase[Any]):
         if not self.finished:
             self._end("on_completed")
 
+    @property
+    def message(self) -> Message:
+        """The message so far: from the decoder when run() decodes, else assembled here."""
+        return self.decoder.partial if self.decoder is not None else self.assembler.message
+
+    def adopt(self, decoder: EmittingDecoder) -> None:
+        """Use ``decoder``'s own assembled state (one assembly per stream, not two)."""
+        self.decoder = decoder
+
     def result(self) -> Message:
         """The message, or the error the module doc describes."""
         for feeder in self.feeders:
             if feeder.failure is not None:
                 self.failures.append((feeder.sink, feeder.failure))
-        message = self.assembler.message
+        message = self.message
         error = self.error or (self.converted.error if self.converted else None)
         if error is None and not message.complete:
             error = CancelledStreamError("the stream completed before its stop event "
@@ -192,9 +212,9 @@ class _FanOut(abc.ObserverBase[Any]):
 
 
 def _front(source: Observable[Any], dialect: str, framing: str | None, limits: Limits | None,
-           options: dict[str, Any]) -> Observable[Any]:
+           options: dict[str, Any], fan: _FanOut) -> Observable[Any]:
     framing = framing or getattr(source, "framing", None)
-    return source.pipe(as_events(dialect, framing, limits, **options))
+    return source.pipe(as_events(dialect, framing, limits, fan.adopt, **options))
 
 
 async def run(source: Observable[Any], *sinks: Any, dialect: str = "auto",
@@ -208,7 +228,7 @@ async def run(source: Observable[Any], *sinks: Any, dialect: str = "auto",
             owner.pressure.append(feeder)
             owner.task_group.start_soon(feeder.consume,
                                         name=f"streamflow-sink:{type(feeder.sink).__name__}")
-        subscription = _front(source, dialect, framing, limits, options).subscribe(fan)
+        subscription = _front(source, dialect, framing, limits, options, fan).subscribe(fan)
         try:
             await fan.done.wait()
         except BaseException:
@@ -234,7 +254,7 @@ def run_sync(source: Observable[Any], *sinks: Any, dialect: str = "auto",
     if any(isinstance(s, AsyncSink) for s in sinks):
         raise TypeError("AsyncSink needs an event loop: use `await streamflow.run(...)`")
     fan = _FanOut(sinks)
-    _front(source, dialect, framing, limits, options).subscribe(fan)
+    _front(source, dialect, framing, limits, options, fan).subscribe(fan)
     if not fan.finished:
         raise RuntimeError("the source did not finish synchronously: use `await run(...)`")
     return fan.result()

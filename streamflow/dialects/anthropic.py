@@ -62,7 +62,7 @@ from ..events import (
 )
 from ..framing.sse import ServerSentEvent
 from .anthropic_wire import parse_event
-from .base import Decoder, expect_str, load_json
+from .base import Decoder, expect_obj, expect_str, load_json
 
 __all__ = ["FINISH_REASONS", "AnthropicDecoder", "anthropic_usage", "parse_event"]
 
@@ -93,14 +93,12 @@ def anthropic_usage(raw: JSONDict) -> Usage:
                  response_tokens=raw.get("output_tokens"), provider=raw)
 
 
-def _obj(value: Any, what: str) -> JSONDict:
-    if type(value) is not dict:
-        raise ProtocolError(f"anthropic {what} must be a JSON object, got {type(value).__name__}")
-    return value
-
-
 def _opt_obj(value: Any, what: str) -> JSONDict:
     return {} if value is None else _obj(value, what)
+
+
+def _obj(value: Any, what: str) -> JSONDict:
+    return value if type(value) is dict else expect_obj(value, f"anthropic {what}")
 
 
 def _index(ev: JSONDict) -> int:

@@ -44,7 +44,8 @@ from ..message import Assembler, Message
 from ..partial_json import parse_arguments
 from ..urls import flag_provider
 
-__all__ = ["Decoder", "Emitter", "now_ms", "load_json", "expect_str", "merge_provider"]
+__all__ = ["Decoder", "Emitter", "expect_obj", "expect_str", "load_json", "merge_provider",
+           "now_ms"]
 
 
 def now_ms() -> int:
@@ -67,6 +68,13 @@ def expect_str(value: Any, what: str) -> str:
     if value is None:
         return ""
     raise ProtocolError(f"{what} must be a string, got {type(value).__name__}")
+
+
+def expect_obj(value: Any, what: str) -> JSONDict:
+    """``value`` if it is a JSON object, else a ``ProtocolError`` naming ``what``."""
+    if type(value) is not dict:
+        raise ProtocolError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
 
 
 def merge_provider(into: JSONDict | None, more: JSONDict | None) -> JSONDict | None:

@@ -65,7 +65,7 @@ from ..events import (
     Usage,
 )
 from ..framing.sse import ServerSentEvent
-from .base import Decoder, expect_str, load_json
+from .base import Decoder, expect_obj, expect_str, load_json
 from .gemini_args import ArgsWriter
 from .gemini_candidate import Candidate, b64_bytes
 from .gemini_wire import parse_event
@@ -98,9 +98,7 @@ def gemini_usage(raw: JSONDict) -> Usage:
 
 
 def _obj(value: Any, what: str) -> JSONDict:
-    if type(value) is not dict:
-        raise ProtocolError(f"gemini {what} must be a JSON object, got {type(value).__name__}")
-    return value
+    return value if type(value) is dict else expect_obj(value, f"gemini {what}")
 
 
 class GeminiDecoder(Decoder):

@@ -125,6 +125,7 @@ class OpenAIChatDecoder(Decoder):
         self._others: dict[int, ChoiceMapper] = {}
         self._meta: JSONDict = {}
         self._usage: JSONDict | None = None
+        self._envelope: JSONDict | None = None
         self._done = False
 
     @classmethod
@@ -159,13 +160,60 @@ class OpenAIChatDecoder(Decoder):
 
     def handle(self, frame: ServerSentEvent) -> None:
         """Map one ``data:`` payload (a chunk or ``[DONE]``)."""
+        data = frame.data
         try:
-            self._handle(frame.data)
+            if self._done or not data.startswith("{"):
+                stripped = data.strip()
+                if self._done:
+                    if stripped in ("[DONE]", ""):
+                        return
+                    raise ProtocolError("openai-chat chunk after data: [DONE]", raw=data)
+                if stripped.startswith("[DONE]"):
+                    self._end()
+                    return
+                if not stripped:
+                    return
+            try:
+                chunk = from_json(data)
+            except ValueError:
+                chunk = load_json(data, "openai-chat chunk")  # raises the ProtocolError
+            if type(chunk) is not dict:
+                raise ProtocolError("openai-chat chunk is not a JSON object", raw=data)
+            error = chunk.get("error")
+            if error is None:
+                # the envelope (id, model, created...) rarely changes: when the chunk
+                # without its choices equals the previous one, nothing new is noted
+                choices = chunk.pop("choices", None)
+                if chunk != self._envelope:
+                    self._note_meta(chunk)
+                    self._envelope = chunk
+            else:  # the error's body is the chunk as it came
+                choices = chunk.get("choices")
+                self._note_meta(chunk)
+                self._envelope = None
+            if choices:
+                if type(choices) is not list:
+                    raise ProtocolError("chunk choices is not a list", raw=data)
+                for ch in choices:
+                    if type(ch) is not dict:
+                        raise ProtocolError("a chunk choice is not an object", raw=data)
+                    index = ch.get("index", 0)
+                    if type(index) is not int:
+                        raise ProtocolError(f"choice index must be an integer, got {index!r}")
+                    mapper = self._first if index == 0 else self._other(index)
+                    mapper.choice(ch, error is None)
+            usage = chunk.get("usage")
+            if usage is not None:
+                if type(usage) is not dict:
+                    raise ProtocolError("chunk usage is not an object", raw=data)
+                self._usage = usage
+            if error is not None:
+                raise self._error(error, chunk)
         except StreamflowError as exc:
             raise exc.with_partial(self.partial) from exc.__cause__
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise ProtocolError(f"openai-chat: malformed chunk ({type(exc).__name__}: {exc})",
-                                raw=frame.data, partial=self.partial) from exc
+                                raw=data, partial=self.partial) from exc
 
     def finish(self) -> None:
         """End of input: without ``[DONE]`` the stream is incomplete."""
@@ -174,43 +222,6 @@ class OpenAIChatDecoder(Decoder):
                                         partial=self.partial)
 
     # -- chunks ---------------------------------------------------------------
-    def _handle(self, data: str) -> None:
-        if self._done or not data.startswith("{"):
-            stripped = data.strip()
-            if self._done:
-                if stripped in ("[DONE]", ""):
-                    return
-                raise ProtocolError("openai-chat chunk after data: [DONE]", raw=data)
-            if stripped.startswith("[DONE]"):
-                self._end()
-                return
-            if not stripped:
-                return
-        chunk = load_json(data, "openai-chat chunk")
-        if type(chunk) is not dict:
-            raise ProtocolError("openai-chat chunk is not a JSON object", raw=data)
-        self._note_meta(chunk)
-        error = chunk.get("error")
-        choices = chunk.get("choices")
-        if choices:
-            if type(choices) is not list:
-                raise ProtocolError("chunk choices is not a list", raw=data)
-            for ch in choices:
-                if type(ch) is not dict:
-                    raise ProtocolError("a chunk choice is not an object", raw=data)
-                index = ch.get("index", 0)
-                if type(index) is not int:
-                    raise ProtocolError(f"choice index must be an integer, got {index!r}")
-                mapper = self._first if index == 0 else self._other(index)
-                mapper.choice(ch, finish=error is None)
-        usage = chunk.get("usage")
-        if usage is not None:
-            if type(usage) is not dict:
-                raise ProtocolError("chunk usage is not an object", raw=data)
-            self._usage = usage
-        if error is not None:
-            raise self._error(error, chunk)
-
     def _note_meta(self, chunk: JSONDict) -> None:
         meta = self._meta
         changed: JSONDict | None = None

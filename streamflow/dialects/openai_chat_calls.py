@@ -114,6 +114,40 @@ class ToolCalls:
                  expect_str(fn.get("name"), "tool_call.function.name"),
                  expect_str(args, "tool_call.function.arguments"), *_extras(raw, fn))
 
+    def arguments_fragment(self, raw: Any) -> bool:
+        """Fast path of :meth:`fragment`: arguments only, for an open call (False: not that).
+
+        An entry without name, new id or extra keys, whose ``index`` is a call
+        neither new nor closed: the live call's arguments are emitted, another
+        call's buffered. Any other entry is left to :meth:`fragment`, untouched.
+        """
+        if type(raw) is not dict or not _CALL_KEYS.issuperset(raw):
+            return False
+        fn = raw.get("function")
+        if type(fn) is not dict or not _FUNCTION_KEYS.issuperset(fn):
+            return False
+        args = fn.get("arguments")
+        index = raw.get("index", 0)
+        if type(args) is not str or type(index) is not int:
+            return False
+        call = self._by_index.get(index)
+        call_id = raw.get("id")
+        if (call is None or call.closed or fn.get("name") not in (None, "")
+                or raw.get("type") not in (None, "function")
+                or (call_id is not None and call_id != "" and call_id != call.id)):
+            return False
+        if args:
+            call.size += len(args)
+            limit = self._em.limits.max_tool_arguments_bytes
+            if call.size > limit:
+                raise LimitExceededError("max_tool_arguments_bytes", limit)
+            call.parts.append(args)
+            if call is self._live:
+                tag = self._tag
+                self._em.delta(ToolCallItem("tool_call.delta", "", "", args, None,
+                                            merge_provider(None, tag) if tag else None))
+        return True
+
     def add(self, index: int, call_id: str, name: str, args: str,
             provider: JSONDict | None = None, fidelity: JSONDict | None = None) -> None:
         """Route one fragment of the call at ``index``."""

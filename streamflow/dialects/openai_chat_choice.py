@@ -12,7 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ProtocolError
-from ..events import ContentItem, InlineDataItem, InlineThinkingItem, JSONDict
+from ..events import (
+    ContentItem,
+    InlineDataItem,
+    InlineThinkingItem,
+    JSONDict,
+    TextItem,
+    ThinkingItem,
+)
 from .base import Emitter, expect_str, merge_provider
 from .openai_chat_calls import ToolCalls
 from .openai_chat_parts import (
@@ -62,7 +69,8 @@ class ChoiceMapper:
         if delta:
             if type(delta) is not dict:
                 raise ProtocolError("choice delta is not an object")
-            self._delta(delta, logprobs)
+            if logprobs or not self._fast(delta):
+                self._delta(delta, logprobs)
         elif logprobs:
             self._delta({}, logprobs)
         if not _CHOICE_KEYS.issuperset(ch):
@@ -87,14 +95,6 @@ class ChoiceMapper:
     # -- the delta ------------------------------------------------------------
     def _delta(self, delta: JSONDict, logprobs: Any) -> None:
         get = delta.get
-        content = get("content")
-        if (content and type(content) is str and not logprobs and _PLAIN.issuperset(delta)
-                and self.em.open_kind == "text" and self._text_mode == "content"
-                and not self._details and not get("reasoning") and not get("reasoning_content")
-                and not get("reasoning_details") and not get("refusal")
-                and get("role") in (None, "assistant")):
-            self.em.text(content, merge_provider(None, self.tag) if self.tag else None)
-            return  # the per-token fast path: more text for the open text group
         if not _DELTA_KEYS.issuperset(delta):
             self._unknown_fields(delta)
         role = get("role")
@@ -131,6 +131,52 @@ class ChoiceMapper:
             marker = None if self.calls.known(-1) else {"legacy_function_call": True}
             self.calls.add(-1, "", expect_str(legacy.get("name"), "function_call.name"),
                            expect_str(legacy.get("arguments"), "function_call.arguments"), marker)
+
+    def _fast(self, delta: JSONDict) -> bool:
+        """The per-token fast paths, for the common shapes of a delta without logprobs.
+
+        Arguments for a call already open; more text for the open content group;
+        reasoning (with at most one non-encrypted ``reasoning_details`` entry) while
+        no call or audio is open. True when done; False, having done nothing, for
+        any other shape, which :meth:`_delta` then maps.
+        """
+        get = delta.get
+        calls = get("tool_calls")
+        if calls is not None:
+            return (len(delta) == 1 and type(calls) is list and len(calls) == 1
+                    and self.calls.arguments_fragment(calls[0]))
+        if not _PLAIN.issuperset(delta) or get("refusal"):
+            return False
+        role = get("role")
+        if role is not None and role != "assistant":
+            return False
+        content = get("content")
+        text = get("reasoning") or get("reasoning_content")
+        details = get("reasoning_details")
+        em = self.em
+        if content:
+            if (type(content) is not str or text or details or em.open_kind != "text"
+                    or self._text_mode != "content" or self._details):
+                return False
+            em.delta(TextItem("text.delta", content, None,
+                              merge_provider(None, self.tag) if self.tag else None))
+            return True
+        if not text or type(text) is not str or self._audio is not None or self.calls.active:
+            return False
+        if not details:
+            em.delta(ThinkingItem("thinking.delta", text, None, self.tag))
+            return True
+        if type(details) is not list or len(details) != 1:
+            return False
+        entry = details[0]
+        if type(entry) is not dict:
+            return False
+        kind = entry.get("type")
+        if kind == "reasoning.encrypted":
+            return False
+        em.delta(ThinkingItem("thinking.delta", text, None, self.tag))
+        self._detail(entry, kind)  # the text is shown: the entry is kept for the next turn
+        return True
 
     def _text_parts(self, content: Any, refusal: Any, logprobs: Any, annotations: Any) -> None:
         lp_content = lp_refusal = None
@@ -198,15 +244,19 @@ class ChoiceMapper:
                 if shown:
                     self._enter("thinking")
                     self.em.thinking(expect_str(shown, f"{kind}.text"), None, self.tag)
-            key = (entry.get("index"), kind)
-            held = self._detail_at.get(key) if key[0] is not None else None
-            if held is None:
-                held = DetailMerger(entry)
-                self._details.append(held)
-                if key[0] is not None:
-                    self._detail_at[key] = held
-            else:
-                held.merge(entry)
+            self._detail(entry, kind)
+
+    def _detail(self, entry: JSONDict, kind: Any) -> None:
+        """Keep a ``reasoning_details`` entry, merged with the earlier fragments of it."""
+        key = (entry.get("index"), kind)
+        held = self._detail_at.get(key) if key[0] is not None else None
+        if held is None:
+            held = DetailMerger(entry)
+            self._details.append(held)
+            if key[0] is not None:
+                self._detail_at[key] = held
+        else:
+            held.merge(entry)
 
     def _encrypted(self, entry: JSONDict) -> None:
         data = expect_str(entry.get("data"), "reasoning.encrypted data")

@@ -23,6 +23,7 @@ __all__ = ["AUDIO_MIME", "AudioState", "DetailMerger", "artifact_item", "as_list
 AUDIO_MIME = {"wav": "audio/wav", "mp3": "audio/mpeg", "flac": "audio/flac",
               "opus": "audio/opus", "aac": "audio/aac", "pcm16": "audio/pcm", "pcm": "audio/pcm"}
 _GROWING_DETAIL = ("text", "summary", "data")
+_MISSING = object()
 
 
 def as_list(value: Any, what: str) -> list[Any]:
@@ -99,13 +100,17 @@ class DetailMerger:
 
     def merge(self, entry: JSONDict) -> None:
         """Add a later fragment of the same entry."""
+        parts = self.parts
+        mine = self.entry
         for key, value in entry.items():
-            if type(value) is str and key in self.parts:
-                self.parts[key].append(value)
-            elif value not in (None, "") or key not in self.entry:
-                self.entry[key] = value
+            if key in parts and type(value) is str:
+                parts[key].append(value)
+            elif mine.get(key, _MISSING) is value:
+                continue  # the very same object (JSON strings are cached): nothing changes
+            elif value not in (None, "") or key not in mine:
+                mine[key] = value
                 if type(value) is str and key in _GROWING_DETAIL:
-                    self.parts[key] = [value]
+                    parts[key] = [value]
 
     def whole(self) -> JSONDict:
         """The merged entry, as it is sent back on the next turn."""

@@ -91,10 +91,6 @@ def merge_provider(into: JSONDict | None, more: JSONDict | None) -> JSONDict | N
     return out
 
 
-_PACK = 512  # fragments of one group kept separately before they are packed into one
-_BYTES_KINDS = frozenset({"inline_data", "inline_thinking"})
-
-
 class Emitter(Assembler):
     """Writes the UniEvents of one message and keeps its assembled state.
 
@@ -106,7 +102,7 @@ class Emitter(Assembler):
     """
 
     __slots__ = ("out", "now", "limits", "_fidelity", "_provider", "_size", "_group_size",
-                 "_groups", "_announced", "_loose")
+                 "_groups", "_announced")
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         super().__init__()
@@ -118,7 +114,6 @@ class Emitter(Assembler):
         self._size = 0
         self._group_size = 0
         self._groups = 0
-        self._loose = 0  # fragments of the open group appended since the last pack
         self._announced = False
 
     # -- groups ---------------------------------------------------------------
@@ -157,14 +152,6 @@ class Emitter(Assembler):
         self._group_size = group_size
         self._size += size
         self._parts.append(value)
-        loose = 1 if new_group else self._loose + 1
-        if loose == _PACK and kind != "embedding":
-            # thousands of tiny fragments cost ~50 bytes of object header each: pack the
-            # last _PACK loose ones into one block (each fragment is copied once: linear)
-            parts = self._parts
-            parts[-_PACK:] = [(b"" if kind in _BYTES_KINDS else "").join(parts[-_PACK:])]
-            loose = 0
-        self._loose = loose
         if item.fidelity is not None:
             fid = self._fidelity
             self._fidelity = {**fid, **item.fidelity} if fid else item.fidelity

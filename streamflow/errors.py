@@ -19,7 +19,11 @@ delivers before the error so nothing is lost::
     ├── LimitExceededError             a configured size/count limit was passed: limit, value
     ├── StreamTimeoutError             idle-read timeout or overall deadline: kind, seconds
     ├── TransportError                 the connection failed or dropped mid-body
-    └── CancelledStreamError           the consumer cancelled the stream
+    ├── CancelledStreamError           the consumer cancelled the stream
+    └── SinkError                      a sink raised (the stream itself went to its end)
+
+When the stream fails *and* sinks raised, ``run()`` raises the stream's error with
+the sink failures listed in its ``sink_errors`` attribute.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ __all__ = [
     "StreamTimeoutError",
     "TransportError",
     "CancelledStreamError",
+    "SinkError",
 ]
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -210,3 +215,16 @@ class TransportError(StreamflowError):
 
 class CancelledStreamError(StreamflowError):
     """The consumer cancelled the stream (dispose, Ctrl-C); the connection was closed."""
+
+
+class SinkError(StreamflowError):
+    """One or more sinks raised; ``errors`` lists ``(sink, exception)`` in failure order.
+
+    The stream itself went to its end; ``partial`` is the whole message.
+    """
+
+    def __init__(self, errors: list[tuple[Any, BaseException]], *,
+                 partial: Message | None = None) -> None:
+        names = ", ".join(f"{type(s).__name__}: {e!r}" for s, e in errors)
+        super().__init__(f"{len(errors)} sink(s) failed ({names})", partial=partial)
+        self.errors = errors

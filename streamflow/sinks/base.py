@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ..errors import LimitExceededError, StreamflowError
+from ..errors import LimitExceededError, SinkError
 
 __all__ = ["AsyncSink", "AsyncSinkFeeder", "BaseSink", "OverflowPolicy", "Sink", "SinkError"]
 
@@ -81,18 +81,6 @@ class AsyncSink(ABC):
 
     async def on_end(self, error: BaseException | None) -> None:  # noqa: B027 - optional hook
         """Called once after the last item: ``None`` on success, else the error."""
-
-
-class SinkError(StreamflowError):
-    """One or more sinks raised; ``errors`` lists ``(sink, exception)`` in failure order.
-
-    The stream itself went to its end; ``partial`` is the whole message.
-    """
-
-    def __init__(self, errors: list[tuple[Any, BaseException]], *, partial: Any = None) -> None:
-        names = ", ".join(f"{type(s).__name__}: {e!r}" for s, e in errors)
-        super().__init__(f"{len(errors)} sink(s) failed ({names})", partial=partial)
-        self.errors = errors
 
 
 class AsyncSinkFeeder:

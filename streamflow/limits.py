@@ -22,7 +22,9 @@ class Limits:
       an event-stream message): 32 MiB, room for a base64 image in one event.
     * ``max_tool_arguments_bytes`` -- one tool call's argument text: 16 MiB.
     * ``max_message_bytes`` -- all text, thinking, arguments and data of a message: 256 MiB.
-    * ``max_groups`` -- content groups (blocks, tool calls...) in a message: 10,000.
+    * ``max_groups`` -- content groups (blocks, tool calls...) in a message, counting
+      the entries kept whole in the provider slot (server-tool blocks, unknown
+      events): 10,000.
     * ``idle_timeout`` -- seconds without a byte between events: 600 (providers
       send no keep-alive while a model thinks).
     * ``deadline`` -- seconds for the whole stream: none by default.

@@ -154,7 +154,7 @@ class Assembler:
         items = list(self._items)
         if self._open is not None:
             items.append(join_fragments(self._open, self._parts, done=False))
-        meta = dict(self._meta)
+        meta: JSONDict = {k: list(v) if isinstance(v, list) else v for k, v in self._meta.items()}
         return Message(
             items=items,
             usage_metadata=self._usage,

@@ -179,3 +179,29 @@ async def test_a_1gb_unterminated_line_through_run_stops_reading_at_the_limit() 
     with pytest.raises(LimitExceededError):
         await streamflow.run(from_iterable(lambda: iter(body)), limits=limits)
     assert MiB <= body.read <= MiB + 2 * CHUNK
+
+
+def test_a_flood_of_unknown_events_stops_at_max_groups_with_the_text_kept() -> None:
+    """Unknown events are kept whole, so they count against ``max_groups``: bounded."""
+    head = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"m",'
+            b'"model":"x","role":"assistant","content":[],"usage":{"input_tokens":1}}}\n\n'
+            b'data: {"type":"content_block_start","index":0,"content_block":{"type":"text",'
+            b'"text":""}}\n\ndata: {"type":"content_block_delta","index":0,"delta":'
+            b'{"type":"text_delta","text":"kept"}}\n\n')
+    flood = b'data: {"type":"from_the_future","n":1}\n\n' * 50
+    with pytest.raises(LimitExceededError) as caught:
+        assemble(head + flood, "anthropic", limits=Limits(max_groups=20))
+    assert caught.value.limit == "max_groups"
+    partial = caught.value.partial
+    assert partial is not None and partial.text == "kept"
+    assert len(partial.provider["unknown_events"]) == 19  # the text group is the 20th
+
+
+def test_kept_unknown_events_reach_the_message_in_order() -> None:
+    body = (b'data: {"type":"message_start","message":{"id":"m","model":"x","role":"assistant",'
+            b'"content":[],"usage":{"input_tokens":1}}}\n\n'
+            + b"".join(b'data: {"type":"from_the_future","n":%d}\n\n' % i for i in range(3))
+            + b'data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},'
+              b'"usage":{"output_tokens":1}}\n\ndata: {"type":"message_stop"}\n\n')
+    message = assemble(body, "anthropic")
+    assert [e["n"] for e in message.provider["unknown_events"]] == [0, 1, 2]

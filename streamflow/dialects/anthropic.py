@@ -124,8 +124,6 @@ class AnthropicDecoder(Decoder):
         self._usage: JSONDict = {}
         self._stop_reason: str | None = None
         self._stop_sequence: str | None = None
-        self._extra_blocks: list[JSONDict] = []
-        self._unknown_events: list[JSONDict] = []
 
     @classmethod
     def sniff(cls, frame: Any) -> bool:
@@ -184,8 +182,7 @@ class AnthropicDecoder(Decoder):
                                 request_id=request_id if type(request_id) is str else None,
                                 body=ev)
         else:
-            self._unknown_events.append(ev)
-            self.emitter.note({"unknown_events": self._unknown_events})
+            self.emitter.keep("unknown_events", ev)
 
     # -- message level --------------------------------------------------------
     def _message_start(self, message: JSONDict) -> None:
@@ -224,10 +221,6 @@ class AnthropicDecoder(Decoder):
         raw = self._stop_reason
         finish = FINISH_REASONS.get(raw or "", "unknown")
         provider: JSONDict = {"stop_reason": raw, "stop_sequence": self._stop_sequence}
-        if self._extra_blocks:
-            provider["extra_blocks"] = list(self._extra_blocks)
-        if self._unknown_events:
-            provider["unknown_events"] = list(self._unknown_events)
         extra = {k: v for k, v in ev.items() if k != "type"}
         if extra:
             provider["message_stop"] = extra
@@ -362,5 +355,4 @@ class AnthropicDecoder(Decoder):
                 kept["input_json"] = text
         if state.get("deltas"):
             kept["deltas"] = state["deltas"]
-        self._extra_blocks.append(kept)
-        self.emitter.note({"extra_blocks": self._extra_blocks})
+        self.emitter.keep("extra_blocks", kept)

@@ -91,6 +91,10 @@ def merge_provider(into: JSONDict | None, more: JSONDict | None) -> JSONDict | N
     return out
 
 
+def _copy_lists(meta: JSONDict) -> JSONDict:
+    return {k: list(v) if isinstance(v, list) else v for k, v in meta.items()}
+
+
 class Emitter(Assembler):
     """Writes the UniEvents of one message and keeps its assembled state.
 
@@ -200,6 +204,20 @@ class Emitter(Assembler):
         self._provider = None
         self._emit_delta(done)
 
+    def keep(self, key: str, value: Any) -> None:
+        """Append ``value`` to the message-level list ``provider[key]`` (blocks and events
+        UniEvent has no kind for). O(1) per call; each kept entry counts as a group
+        against ``max_groups``, so a flood of unknown events cannot grow without bound.
+        """
+        if self._groups >= self.limits.max_groups:
+            raise LimitExceededError("max_groups", self.limits.max_groups)
+        self._groups += 1
+        kept = self._meta.get(key)
+        if isinstance(kept, list):
+            kept.append(value)
+        else:
+            self._meta[key] = [value]
+
     def _emit_delta(self, item: ContentItem) -> None:
         provider = None
         if not self._announced:
@@ -223,7 +241,7 @@ class Emitter(Assembler):
         if self._created is None:
             self._created = self.now
         self.out.append(UniEvent("stop", [], self._usage, finish_reason, self.now,
-                                 dict(self._meta)))
+                                 _copy_lists(self._meta)))
 
     def drain(self) -> list[UniEvent]:
         """Hand over the events written since the last drain."""

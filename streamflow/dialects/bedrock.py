@@ -124,8 +124,6 @@ class BedrockDecoder(Decoder):
         self._current: int | None = None
         self._stop: JSONDict | None = None
         self._metadata: JSONDict | None = None
-        self._extra_blocks: list[JSONDict] = []
-        self._unknown_events: list[JSONDict] = []
 
     @classmethod
     def sniff(cls, frame: Any) -> bool:
@@ -156,8 +154,7 @@ class BedrockDecoder(Decoder):
             self._metadata = ev
             self._maybe_stop()
         else:
-            self._unknown_events.append({"event_type": kind, "payload": ev})
-            self.emitter.note({"unknown_events": list(self._unknown_events)})
+            self.emitter.keep("unknown_events", {"event_type": kind, "payload": ev})
 
     # -- blocks ---------------------------------------------------------------
     def _block(self, index: int) -> JSONDict:
@@ -248,8 +245,7 @@ class BedrockDecoder(Decoder):
         del self._blocks[index]
         self._closed.add(index)
         if state["kind"] == "extra":
-            self._extra_blocks.append(state["block"])
-            self.emitter.note({"extra_blocks": list(self._extra_blocks)})
+            self.emitter.keep("extra_blocks", state["block"])
             return
         self.emitter.close_group()
         self._current = None
@@ -274,8 +270,6 @@ class BedrockDecoder(Decoder):
         if meta is not None:
             usage = bedrock_usage(meta.get("usage") or {})
             provider.update({k: v for k, v in meta.items() if k != "usage"})
-        if self._extra_blocks:
-            provider["extra_blocks"] = self._extra_blocks
         self.emitter.stop(usage, FINISH_REASONS.get(raw or "", "unknown"), provider)
 
     def finish(self) -> None:

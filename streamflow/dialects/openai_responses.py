@@ -106,7 +106,6 @@ class OpenAIResponsesDecoder(Decoder):
         self._ids: dict[str, int] = {}
         self._live: int | None = None
         self._pending: dict[int, list[tuple[str, JSONDict]]] = {}
-        self._unknown: list[JSONDict] = []
         self._mapper = ItemMapper(self.emitter)
 
     @classmethod
@@ -146,8 +145,7 @@ class OpenAIResponsesDecoder(Decoder):
             raise ProviderError(str(err.get("message") or "openai-responses stream error"),
                                 code=code, type=err.get("type") or code, body=ev)
         else:
-            self._unknown.append(ev)
-            self.emitter.note({"unknown_events": list(self._unknown)})
+            self.emitter.keep("unknown_events", ev)
 
     # -- routing: one item at a time ---------------------------------------------
     def _index(self, short: str, ev: JSONDict) -> int:

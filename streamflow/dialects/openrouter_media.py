@@ -62,7 +62,6 @@ class OpenRouterImageDecoder(Decoder):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._usage: Usage | None = None
-        self._unknown_events: list[JSONDict] = []
 
     @classmethod
     def sniff(cls, frame: Any) -> bool:
@@ -112,8 +111,7 @@ class OpenRouterImageDecoder(Decoder):
             if extra:
                 em.note(extra)
         else:
-            self._unknown_events.append(ev)
-            em.note({"unknown_events": list(self._unknown_events)})
+            em.keep("unknown_events", ev)
 
 
 class SpeechDecoder(Decoder):

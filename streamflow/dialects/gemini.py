@@ -114,7 +114,6 @@ class GeminiDecoder(Decoder):
         self._cands: dict[int, Candidate] = {}
         self._usage = Usage()
         self._rid = ""
-        self._extra_parts: list[JSONDict] = []
 
     @classmethod
     def sniff(cls, frame: Any) -> bool:
@@ -229,9 +228,8 @@ class GeminiDecoder(Decoder):
 
     def _keep(self, c: Candidate, part: JSONDict) -> None:
         c.close()
-        self._extra_parts.append({"candidate_index": c.index, "item_index": c.groups,
-                                  "part": part})
-        self.emitter.note({"extra_parts": list(self._extra_parts)})
+        self.emitter.keep("extra_parts", {"candidate_index": c.index, "item_index": c.groups,
+                                          "part": part})
 
     def _call(self, c: Candidate, fc: JSONDict, fid: JSONDict | None, extras: JSONDict | None,
               part: JSONDict) -> None:

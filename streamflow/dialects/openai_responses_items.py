@@ -73,12 +73,11 @@ class OutputItem:
 class ItemMapper:
     """Writes the groups of output items, one item at a time, onto an :class:`Emitter`."""
 
-    __slots__ = ("calls", "em", "extra_items")
+    __slots__ = ("calls", "em")
 
     def __init__(self, em: Emitter) -> None:
         self.em = em
         self.calls = 0                       # function/custom tool calls written
-        self.extra_items: list[JSONDict] = []  # items and parts kept whole
 
     def apply(self, it: OutputItem, short: str, ev: JSONDict) -> None:
         if it.done:
@@ -129,9 +128,8 @@ class ItemMapper:
         ptype = obj(part, "part").get("type") if part is not None else None
         if ptype not in _PART_TYPES:  # a part type we do not map: kept whole
             if short.endswith("done"):
-                self.extra_items.append({"output_index": it.index, "item_id": it.id,
-                                          "content_index": slot, "part": part})
-                self.em.note({"extra_items": list(self.extra_items)})
+                self.em.keep("extra_items", {"output_index": it.index, "item_id": it.id,
+                                             "content_index": slot, "part": part})
             return
         if short.endswith("part.added") or not it.kind or (slot is not None and key != it.key):
             self._end_part(it)
@@ -228,8 +226,7 @@ class ItemMapper:
             em.delta(InlineDataItem("inline_data.delta", data, f"image/{fmt}", None, rest))
             em.close_group()
         else:
-            self.extra_items.append({**item, "output_index": it.index})
-            em.note({"extra_items": list(self.extra_items)})
+            em.keep("extra_items", {**item, "output_index": it.index})
         it.done = True
 
     def _whole_parts(self, it: OutputItem, item: JSONDict) -> None:

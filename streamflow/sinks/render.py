@@ -30,8 +30,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from rich.console import Console, Group, RenderableType
-from rich.live import Live
+from rich.console import Console, RenderableType
 from rich.markdown import Markdown
 from rich.text import Text
 
@@ -40,14 +39,10 @@ from ..events import ContentItem, ToolCallItem, UniEvent
 from ..operators.on_error import StreamFailure, StreamRestart
 from ..partial_json import ArgumentBuffer
 from .base import BaseSink
+from .render_live import LiveScreen
 from .render_markdown import BlockSplitter, BottomLines
-from .render_parts import (
-    THINKING_STYLE,
-    error_line,
-    format_footer,
-    other_line,
-    tool_line,
-)
+from .render_parts import THINKING_STYLE, error_line, format_footer, other_line, tool_line
+from .render_plain import PlainWriter
 from .sanitize import StreamSanitizer, sanitize
 from .stats import Clock, StreamStats
 
@@ -59,15 +54,6 @@ class _Passthrough(StreamSanitizer):
 
     def feed(self, text: str) -> str:
         return text
-
-
-class _View:
-    """The live region's content, swapped in place (rich redraws it on every print)."""
-
-    renderable: RenderableType = ""
-
-    def __rich__(self) -> RenderableType:
-        return self.renderable
 
 
 class RenderSink(BaseSink):
@@ -97,10 +83,8 @@ class RenderSink(BaseSink):
         self._err_file = err_file
         self._sanitizing = sanitize
         self.stats = StreamStats(dialect=dialect, request_model=model, clock=clock)
-        self._live: Live | None = None
-        self._view = _View()
-        self._printed = False
-        self._headed = False  # a heading was just printed: no gap before its first block
+        self._screen = LiveScreen(self.console, self._live_view)
+        self._plain_out = PlainWriter(self.console)
         self._finished = False
         self.reset()
 
@@ -108,7 +92,7 @@ class RenderSink(BaseSink):
 
     def reset(self) -> None:
         """Forget the previous stream and restart the clock (call before a request)."""
-        self._stop_live()
+        self._screen.stop()
         self.stats.reset()
         self._kind: str | None = None
         self._splitter = BlockSplitter()
@@ -116,9 +100,7 @@ class RenderSink(BaseSink):
         self._tool: tuple[str, ArgumentBuffer] | None = None
         self._grown = self._grown_text = False
         self._last_frame = float("-inf")
-        self._plain_newline = True
-        self._plain_gap = getattr(self, "_plain_texted", False)
-        self._plain_texted = False
+        self._plain_out.new_stream()
         self._finished = False
 
     def _new_sanitizer(self) -> StreamSanitizer:
@@ -162,10 +144,9 @@ class RenderSink(BaseSink):
 
     def _restart(self, notice: StreamRestart) -> None:
         self._close_group()
-        self._stop_live()
-        if self.plain and not self._plain_newline:
-            self.console.file.write("\n")
-            self._plain_newline = True
+        self._screen.stop()
+        if self.plain:
+            self._plain_out.end_line()
         error = notice.error
         self.note(f"↻ {type(error).__name__}: {getattr(error, 'message', error)} — retrying "
                   f"(attempt {notice.attempt}, after {notice.delay:.1f}s)", style="yellow")
@@ -213,17 +194,11 @@ class RenderSink(BaseSink):
         self._grown = True
         if self.plain:
             if safe and self._kind == "text":
-                if self._plain_gap:  # a new stream after an earlier one: one blank line
-                    self._plain_gap = False
-                    self.console.file.write("\n")
-                self._plain_texted = True
-                self.console.file.write(safe)
-                self.console.file.flush()
-                self._plain_newline = safe.endswith("\n")
+                self._plain_out.write(safe)
             return
         if self._kind == "thinking" and not self._grown_text and safe.strip():
             self._print(Text("Thinking", style="dim bold"), gap=True)  # once there is some
-            self._headed = True
+            self._screen.headed = True
         self._grown_text = self._grown_text or bool(safe.strip())
         for block in self._splitter.feed(safe):
             self._print(self._block(block), gap=True)
@@ -283,13 +258,7 @@ class RenderSink(BaseSink):
     # ---------------------------------------------------------------- display
 
     def _print(self, renderable: RenderableType, *, gap: bool = False) -> None:
-        if gap and self._printed and not self._headed:
-            renderable = Group(Text(""), renderable)
-        if self._live is not None:  # the print redraws the live view: make it current
-            self._view.renderable = self._live_view() or ""
-        self.console.print(renderable)
-        self._printed = True
-        self._headed = False
+        self._screen.print(renderable, gap=gap)
 
     def _frame(self) -> None:
         """Re-render the open tail, at most once per ``1/fps`` seconds."""
@@ -299,20 +268,7 @@ class RenderSink(BaseSink):
         if now - self._last_frame < self.interval:
             return
         self._last_frame = now
-        view = self._live_view()
-        if self._live is None:
-            if view is None:
-                return
-            self._live = Live(self._view, console=self.console, auto_refresh=False,
-                              transient=True, redirect_stdout=False, redirect_stderr=False)
-            self._live.start()
-        self._view.renderable = view or ""
-        self._live.refresh()
-
-    def _stop_live(self) -> None:
-        if self._live is not None:
-            self._live.stop()
-            self._live = None
+        self._screen.show(self._live_view())
 
     def _err(self, line: str) -> None:
         self.err_file.write(line + "\n")
@@ -321,13 +277,10 @@ class RenderSink(BaseSink):
     def _end(self, error: BaseException | None) -> None:
         self.stats.finish(error)
         self._close_group()
-        self._stop_live()
+        self._screen.stop()
         self._finished = True
         if self.plain:
-            if not self._plain_newline:
-                self.console.file.write("\n")
-                self.console.file.flush()
-                self._plain_newline = True
+            self._plain_out.end_line(flush=True)
             if error is not None:
                 self._err(error_line(error))
             if self.show_footer and (error is None or self.stats.events):

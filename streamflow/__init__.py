@@ -79,11 +79,17 @@ _LAZY: dict[str, str] = {
     "scope": "streamflow.sources.bridge",
     "StreamFailure": "streamflow.operators.on_error",
     "StreamRestart": "streamflow.operators.on_error",
+    "Agent": "streamflow.agent",
+    "ToolRegistry": "streamflow.tools",
+    "ToolDispatchSink": "streamflow.sinks.tools",
+    "RenderSink": "streamflow.sinks.render",
+    "Recorder": "streamflow.sinks.recorder",
+    "LogSink": "streamflow.sinks.log",
 }
 
 
 def __getattr__(name: str) -> object:
-    """Load ``pipeline``, ``run``, ``run_sync``, ``scope``... from the reactive layer lazily."""
+    """Load ``pipeline``, ``run``, the sinks, ``Agent``... from the IO layer lazily."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'streamflow' has no attribute {name!r}")
@@ -92,3 +98,7 @@ def __getattr__(name: str) -> object:
     value = getattr(import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -41,3 +41,13 @@ def test_importing_the_core_loads_no_io_library() -> None:
             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_io_layer_is_exported_lazily_from_the_top_level() -> None:
+    code = ("import sys, streamflow; assert 'reactivex' not in sys.modules;"
+            "names = ['pipeline', 'run', 'run_sync', 'Agent', 'RenderSink', 'ToolDispatchSink'];"
+            "assert all(n in dir(streamflow) for n in names);"
+            "assert all(callable(getattr(streamflow, n)) for n in names);"
+            "print('reactivex' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"

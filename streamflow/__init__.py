@@ -8,6 +8,7 @@ sinks subscribe to the result.
 
 from __future__ import annotations
 
+from ._lazy import lazy_exports
 from .errors import (
     CancelledStreamError,
     DialectDetectionError,
@@ -88,17 +89,4 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """Load ``pipeline``, ``run``, the sinks, ``Agent``... from the IO layer lazily."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'streamflow' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._lazy import lazy_exports
 from .bridge import NoScopeError, Scope, Source, current_scope, scope
 from .file import framing_for_path, from_file
 from .iterables import (
@@ -43,21 +44,12 @@ __all__ = [
     "transport_error",
 ]
 
-_LAZY = {
-    "AsyncHTTPSource": "http",
-    "from_httpx": "http",
-    "status_error": "http_errors",
-    "transport_error": "http_errors",
+_LAZY = {  # the httpx-based names load on first use
+    "AsyncHTTPSource": ".http",
+    "from_httpx": ".http",
+    "status_error": ".http_errors",
+    "transport_error": ".http_errors",
 }
 
 
-def __getattr__(name: str) -> object:
-    """Load the httpx-based sources on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'streamflow.sources' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)

@@ -1,0 +1,31 @@
+"""Lazy module attributes (PEP 562): a name's module is imported on first access.
+
+Keeps ``import streamflow`` (and ``streamflow.sources``) free of the IO libraries
+until a name that needs them is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+from typing import Any
+
+
+def lazy_exports(namespace: dict[str, Any], table: dict[str, str]
+                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` for a module whose ``table`` maps each lazy name
+    to the module that defines it (absolute, or relative to the module's package)."""
+    package = namespace["__name__"]
+
+    def __getattr__(name: str) -> Any:
+        target = table.get(name)
+        if target is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(import_module(target, package), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*namespace, *table])
+
+    return __getattr__, __dir__

@@ -11,13 +11,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
+from pydantic import BaseModel, Field, Tag, TypeAdapter
 
-
-class WireModel(BaseModel):
-    """Base of the wire models: extra fields are kept, not rejected."""
-
-    model_config = ConfigDict(extra="allow")
+from .wire_base import WireModel, type_discriminator
 
 
 class WireUsage(WireModel):
@@ -39,7 +35,7 @@ class WireMessage(WireModel):
     type: str = "message"
     role: str = "assistant"
     model: str | None = None
-    content: list[Any] = []
+    content: list[Any] = Field(default_factory=list)
     stop_reason: str | None = None
     stop_sequence: str | None = None
     usage: WireUsage | None = None
@@ -92,14 +88,8 @@ class UnknownBlock(WireModel):
 
 
 def _tag(known: tuple[str, ...]) -> Any:
-    def pick(value: Any) -> str:
-        kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-        if kind in known:
-            return str(kind)
-        if isinstance(kind, str) and kind.endswith("_tool_result") and "tool_result" in known:
-            return "tool_result"
-        return "unknown"
-    return Discriminator(pick)
+    return type_discriminator(known, {"_tool_result": "tool_result"}
+                              if "tool_result" in known else None)
 
 
 ContentBlock = Annotated[

@@ -12,17 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from ..framing.eventstream import EventStreamMessage
+from .wire_base import WireModel
 
 __all__ = ["WIRE_EVENTS", "WireModel", "parse_event"]
-
-
-class WireModel(BaseModel):
-    """Base of the wire models: extra fields are kept, not rejected."""
-
-    model_config = ConfigDict(extra="allow")
 
 
 class MessageStartEvent(WireModel):

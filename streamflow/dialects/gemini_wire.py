@@ -14,13 +14,15 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 from pydantic.alias_generators import to_camel
 
+from .wire_base import WireModel as BaseWireModel
+
 __all__ = ["WIRE_EVENT", "ErrorResponse", "GenerateContentResponse", "Part", "parse_event"]
 
 
-class WireModel(BaseModel):
-    """Base of the wire models: camelCase aliases, extra fields kept."""
+class WireModel(BaseWireModel):
+    """Base of the Gemini wire models: camelCase aliases, extra fields kept."""
 
-    model_config = ConfigDict(extra="allow", alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
 
 class Blob(WireModel):

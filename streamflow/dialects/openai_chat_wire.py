@@ -14,22 +14,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
+from pydantic import BaseModel, Field, Tag, TypeAdapter
+
+from .wire_base import WireModel, type_discriminator
 
 __all__ = ["WIRE_CHUNK", "ChatCompletionChunk", "DoneMarker", "parse_event"]
 
 
-class WireModel(BaseModel):
-    """Base of the wire models: extra fields are kept, not rejected."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-def _tag(known: tuple[str, ...]) -> Any:
-    def pick(value: Any) -> str:
-        kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-        return kind if kind in known else "unknown"
-    return Discriminator(pick)
 
 
 class FunctionDelta(WireModel):
@@ -90,7 +81,7 @@ ReasoningDetail = Annotated[
     | Annotated[ReasoningSummary, Tag("reasoning.summary")]
     | Annotated[ReasoningEncrypted, Tag("reasoning.encrypted")]
     | Annotated[UnknownDetail, Tag("unknown")],
-    _tag(("reasoning.text", "reasoning.summary", "reasoning.encrypted")),
+    type_discriminator(("reasoning.text", "reasoning.summary", "reasoning.encrypted")),
 ]
 
 
@@ -118,7 +109,7 @@ class UnknownAnnotation(WireModel):
 Annotation = Annotated[
     Annotated[UrlCitationAnnotation, Tag("url_citation")]
     | Annotated[UnknownAnnotation, Tag("unknown")],
-    _tag(("url_citation",)),
+    type_discriminator(("url_citation",)),
 ]
 
 
@@ -225,7 +216,7 @@ class ChatCompletionChunk(WireModel):
     system_fingerprint: str | None = None
     service_tier: str | None = None
     provider: str | None = None
-    choices: list[Choice] = []
+    choices: list[Choice] = Field(default_factory=list)
     usage: WireUsage | None = None
     error: WireError | None = None
 

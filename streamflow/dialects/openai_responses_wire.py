@@ -11,15 +11,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
+from pydantic import BaseModel, Discriminator, Tag, TypeAdapter
+
+from .wire_base import WireModel
 
 __all__ = ["WIRE_EVENT", "UnknownEvent", "WireResponse", "WireUsage", "parse_event"]
-
-
-class WireModel(BaseModel):
-    """Base of the wire models: extra fields are kept, not rejected."""
-
-    model_config = ConfigDict(extra="allow")
 
 
 class WireUsage(WireModel):

@@ -1,0 +1,37 @@
+"""What the typed wire models of every dialect share.
+
+:class:`WireModel` keeps unknown fields (a newer API version may add some), and
+:func:`type_discriminator` routes a union on the payload's ``type`` with a typed
+``"unknown"`` fallback, so a well-formed event of a new type never fails to parse.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Discriminator
+
+__all__ = ["WireModel", "type_discriminator"]
+
+
+class WireModel(BaseModel):
+    """Base of the wire models: extra fields are kept, not rejected."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def type_discriminator(known: tuple[str, ...], suffixes: dict[str, str] | None = None) -> Any:
+    """A pydantic ``Discriminator`` on ``type``: a known type is its own tag, a type
+    ending in one of ``suffixes`` gets that suffix's tag, anything else ``"unknown"``."""
+
+    def pick(value: Any) -> str:
+        kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+        if kind in known:
+            return str(kind)
+        if suffixes and isinstance(kind, str):
+            for suffix, tag in suffixes.items():
+                if kind.endswith(suffix):
+                    return tag
+        return "unknown"
+
+    return Discriminator(pick)

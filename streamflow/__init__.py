@@ -9,6 +9,8 @@ sinks subscribe to the result.
 from __future__ import annotations
 
 from ._lazy import lazy_exports
+from .decoder import StreamDecoder, assemble
+from .encoding import encode
 from .errors import (
     CancelledStreamError,
     DialectDetectionError,
@@ -37,7 +39,6 @@ from .events import (
 )
 from .limits import Limits
 from .message import Assembler, Message
-from .stream import StreamDecoder, assemble
 
 __version__ = "0.1.0"
 
@@ -69,6 +70,7 @@ __all__ = [
     "UniEvent",
     "Usage",
     "assemble",
+    "encode",
 ]
 
 # The reactive layer (reactivex/anyio/httpx) loads on first use, so that

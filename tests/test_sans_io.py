@@ -36,7 +36,7 @@ def test_core_files_import_no_io_library() -> None:
 
 
 def test_importing_the_core_loads_no_io_library() -> None:
-    code = ("import sys, streamflow, streamflow.dialects.anthropic, streamflow.framing;"
+    code = ("import sys, streamflow, streamflow.dialects.anthropic.decode, streamflow.framing;"
             "import streamflow.dialects as d;[d.get_dialect(n) for n in d.dialect_names()];"
             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,6 +1,6 @@
 """``streamflow inspect``: decode a recorded response body and print the assembled message.
 
-The body is read in chunks and fed to :class:`~streamflow.stream.StreamDecoder`, so
+The body is read in chunks and fed to :class:`~streamflow.decoder.StreamDecoder`, so
 inspecting a recording goes through exactly the code a live stream does: same
 framing rules, same dialect detection, same typed errors. ``--json`` prints
 ``Message.to_dict()`` (plus ``"error"`` when the stream failed); the default is a
@@ -22,6 +22,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, BinaryIO, TextIO
 
+from ..decoder import StreamDecoder
 from ..dialects import dialect_names
 from ..errors import IncompleteStreamError, ProviderError, StreamflowError
 from ..events import (
@@ -35,7 +36,6 @@ from ..events import (
 )
 from ..framing import FRAMERS
 from ..message import Message
-from ..stream import StreamDecoder
 
 __all__ = ["InspectResult", "add_arguments", "inspect_body", "render", "run", "sanitize",
            "to_json"]

@@ -59,7 +59,7 @@ def _error(dialect: str, status: int, message: str) -> Route:
 
 def _turn1_calls(dialect: str) -> tuple[list[str], str | None]:
     """The call ids of the bundled turn 1 and its thinking signature (Anthropic)."""
-    from ..stream import assemble
+    from ..decoder import assemble
 
     message = assemble(recording(dialect, 1), dialect)
     signature = next((i.fidelity.get("signature") for i in message.items

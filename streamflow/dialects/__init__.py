@@ -1,8 +1,10 @@
-"""The dialect registry: one module per provider wire format, one line each here.
+"""The dialect registry: one folder per provider wire format, one line each here.
 
 ``DIALECTS`` maps a dialect name to ``"module:Class"`` of its :class:`Decoder`;
 modules are imported on first use. The order is the order ``dialect="auto"`` asks
-each decoder's ``sniff`` about the first frame, most specific first.
+each decoder's ``sniff`` about the first frame, most specific first. ``ENCODERS``
+maps a target name to its :class:`Encoder` (``encode.py`` beside ``decode.py``);
+``vercel-ui`` and ``ag-ui`` are write-only targets.
 """
 
 from __future__ import annotations
@@ -12,25 +14,50 @@ from typing import Any
 
 from ..errors import DialectDetectionError
 from .base import Decoder
+from .encoder import Encoder
 
-__all__ = ["DIALECTS", "get_dialect", "detect_dialect", "dialect_names", "Decoder"]
+__all__ = ["DIALECTS", "ENCODERS", "Decoder", "Encoder", "detect_dialect", "dialect_names",
+           "encoder_names", "get_dialect", "get_encoder"]
 
 DIALECTS: dict[str, str] = {
-    "anthropic": "streamflow.dialects.anthropic:AnthropicDecoder",
-    "openai-responses": "streamflow.dialects.openai_responses:OpenAIResponsesDecoder",
-    "gemini": "streamflow.dialects.gemini:GeminiDecoder",
-    "openai-chat": "streamflow.dialects.openai_chat:OpenAIChatDecoder",
-    "bedrock": "streamflow.dialects.bedrock:BedrockDecoder",
-    "bedrock-invoke": "streamflow.dialects.bedrock_invoke:BedrockInvokeDecoder",
-    "ollama": "streamflow.dialects.ollama:OllamaDecoder",
-    "openrouter-image": "streamflow.dialects.openrouter_media:OpenRouterImageDecoder",
-    "speech": "streamflow.dialects.openrouter_media:SpeechDecoder",
-    "openai-embeddings": "streamflow.dialects.embeddings:EmbeddingsDecoder",
-    "uni": "streamflow.dialects.uni:UniDecoder",
-    "uni-jsonl": "streamflow.dialects.uni:UniJSONLDecoder",
+    "anthropic": "streamflow.dialects.anthropic.decode:AnthropicDecoder",
+    "openai-responses": "streamflow.dialects.openai_responses.decode:OpenAIResponsesDecoder",
+    "gemini": "streamflow.dialects.gemini.decode:GeminiDecoder",
+    "openai-chat": "streamflow.dialects.openai_chat.decode:OpenAIChatDecoder",
+    "bedrock": "streamflow.dialects.bedrock.decode:BedrockDecoder",
+    "bedrock-invoke": "streamflow.dialects.bedrock_invoke.decode:BedrockInvokeDecoder",
+    "ollama": "streamflow.dialects.ollama.decode:OllamaDecoder",
+    "openrouter-image": "streamflow.dialects.openrouter_media.decode:OpenRouterImageDecoder",
+    "speech": "streamflow.dialects.openrouter_media.decode:SpeechDecoder",
+    "openai-embeddings": "streamflow.dialects.embeddings.decode:EmbeddingsDecoder",
+    "uni": "streamflow.dialects.uni.decode:UniDecoder",
+    "uni-jsonl": "streamflow.dialects.uni.decode:UniJSONLDecoder",
+}
+
+ENCODERS: dict[str, str] = {
+    "anthropic": "streamflow.dialects.anthropic.encode:AnthropicEncoder",
+    "openai-chat": "streamflow.dialects.openai_chat.encode:OpenAIChatEncoder",
+    "openai-responses": "streamflow.dialects.openai_responses.encode:OpenAIResponsesEncoder",
+    "gemini": "streamflow.dialects.gemini.encode:GeminiEncoder",
+    "ollama": "streamflow.dialects.ollama.encode:OllamaEncoder",
+    "uni": "streamflow.dialects.uni.encode:UniEncoder",
+    "uni-jsonl": "streamflow.dialects.uni.encode:UniJSONLEncoder",
+    "vercel-ui": "streamflow.dialects.vercel_ui.encode:VercelUIEncoder",
+    "ag-ui": "streamflow.dialects.ag_ui.encode:AGUIEncoder",
 }
 
 _loaded: dict[str, type[Decoder]] = {}
+_loaded_encoders: dict[str, type[Encoder]] = {}
+
+
+def _load(registry: dict[str, str], kind: str, name: str) -> Any:
+    try:
+        target = registry[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown {kind} {name!r}; known: {', '.join(registry)}") from None
+    module, _, attr = target.partition(":")
+    return getattr(import_module(module), attr)
 
 
 def dialect_names() -> list[str]:
@@ -42,13 +69,20 @@ def get_dialect(name: str) -> type[Decoder]:
     """The decoder class registered as ``name``; ``ValueError`` for an unknown name."""
     cls = _loaded.get(name)
     if cls is None:
-        try:
-            target = DIALECTS[name]
-        except KeyError:
-            raise ValueError(
-                f"unknown dialect {name!r}; known: {', '.join(DIALECTS)}") from None
-        module, _, attr = target.partition(":")
-        cls = _loaded[name] = getattr(import_module(module), attr)
+        cls = _loaded[name] = _load(DIALECTS, "dialect", name)
+    return cls
+
+
+def encoder_names() -> list[str]:
+    """Registered encoder target names."""
+    return list(ENCODERS)
+
+
+def get_encoder(name: str) -> type[Encoder]:
+    """The encoder class registered as ``name``; ``ValueError`` for an unknown name."""
+    cls = _loaded_encoders.get(name)
+    if cls is None:
+        cls = _loaded_encoders[name] = _load(ENCODERS, "encoder target", name)
     return cls
 
 

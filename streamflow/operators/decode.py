@@ -6,7 +6,7 @@ Marble (anthropic)::
     decode(): --MessageStartEvent---ContentBlockDeltaEvent----PingEvent--|
 
 For applications that want the provider's own schema, typed. The models come from
-the dialect's ``Decoder.parse_wire`` (e.g. :mod:`streamflow.dialects.anthropic_wire`);
+the dialect's ``Decoder.parse_wire`` (e.g. :mod:`streamflow.dialects.anthropic.wire`);
 a frame that does not validate is a ``ProtocolError`` keeping the raw text. Empty
 data frames (keep-alives) are skipped. ``dialect="auto"`` detects the dialect from
 the first frame. To get UniEvents, use :func:`~streamflow.operators.normalize`

@@ -22,10 +22,10 @@ from typing import Any
 
 from reactivex import abc
 
+from ..decoder import StreamDecoder
 from ..errors import StreamflowError
 from ..events import UniEvent
 from ..limits import Limits
-from ..stream import StreamDecoder
 from ._base import Handlers, Operator, stateful
 
 __all__ = ["EmittingDecoder", "pipeline"]

@@ -27,8 +27,8 @@ from streamflow import (
     Usage,
     assemble,
 )
-from streamflow.dialects.anthropic import FINISH_REASONS, AnthropicDecoder, parse_event
-from streamflow.dialects.anthropic_wire import (
+from streamflow.dialects.anthropic.decode import FINISH_REASONS, AnthropicDecoder, parse_event
+from streamflow.dialects.anthropic.wire import (
     ContentBlockStartEvent,
     ServerToolResultBlock,
     UnknownBlock,

@@ -372,7 +372,7 @@ def test_invoke_stream_errors() -> None:
 
 
 def test_wire_models_parse_every_event() -> None:
-    from streamflow.dialects.bedrock import BedrockDecoder
+    from streamflow.dialects.bedrock.decode import BedrockDecoder
     from streamflow.framing.eventstream import EventStreamParser
 
     frames = EventStreamParser().feed(converse_body())

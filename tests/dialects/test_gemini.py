@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from realdata import framing_for, real_body
 
+from streamflow.decoder import StreamDecoder
 from streamflow.dialects import detect_dialect, get_dialect
-from streamflow.dialects.gemini import GeminiDecoder
-from streamflow.dialects.gemini_args import ArgsWriter, parse_json_path
-from streamflow.dialects.gemini_wire import ErrorResponse, GenerateContentResponse, parse_event
+from streamflow.dialects.gemini.args import ArgsWriter, parse_json_path
+from streamflow.dialects.gemini.decode import GeminiDecoder
+from streamflow.dialects.gemini.wire import ErrorResponse, GenerateContentResponse, parse_event
 from streamflow.errors import (
     IncompleteStreamError,
     LimitExceededError,
@@ -31,7 +32,6 @@ from streamflow.events import UniEvent
 from streamflow.framing import ServerSentEvent, SSEParser
 from streamflow.limits import Limits
 from streamflow.message import Assembler, Message
-from streamflow.stream import StreamDecoder
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "gemini"
 

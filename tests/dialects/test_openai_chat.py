@@ -15,9 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from streamflow.decoder import StreamDecoder
 from streamflow.dialects import detect_dialect
-from streamflow.dialects.openai_chat import OpenAIChatDecoder
-from streamflow.dialects.openai_chat_wire import ChatCompletionChunk, DoneMarker, parse_event
+from streamflow.dialects.openai_chat.decode import OpenAIChatDecoder
+from streamflow.dialects.openai_chat.wire import ChatCompletionChunk, DoneMarker, parse_event
 from streamflow.errors import (
     IncompleteStreamError,
     LimitExceededError,
@@ -30,7 +31,6 @@ from streamflow.events import UniEvent
 from streamflow.framing import ServerSentEvent
 from streamflow.limits import Limits
 from streamflow.message import Message
-from streamflow.stream import StreamDecoder
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "openai_chat"
 GEN = "6f1c2b8e-3d4a-4f5b-9c7d-2e8a1b0c9d3f"

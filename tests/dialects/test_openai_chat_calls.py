@@ -1,4 +1,4 @@
-"""De-interleaving of OpenAI ``tool_calls`` fragments (streamflow.dialects.openai_chat_calls)."""
+"""De-interleaving of OpenAI ``tool_calls`` fragments (streamflow.dialects.openai_chat.calls)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from streamflow.decoder import StreamDecoder
 from streamflow.dialects.base import Emitter
-from streamflow.dialects.openai_chat_calls import ToolCalls
+from streamflow.dialects.openai_chat.calls import ToolCalls
 from streamflow.errors import ProtocolError
 from streamflow.events import ToolCallItem
-from streamflow.stream import StreamDecoder
 
 
 def frag(index: int, args: str = "", call_id: str = "", name: str = "") -> dict[str, Any]:

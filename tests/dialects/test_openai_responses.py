@@ -16,9 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from realdata import framing_for, real_body
 
+from streamflow.decoder import StreamDecoder
 from streamflow.dialects import detect_dialect, get_dialect
-from streamflow.dialects.openai_responses import OpenAIResponsesDecoder
-from streamflow.dialects.openai_responses_wire import (
+from streamflow.dialects.openai_responses.decode import OpenAIResponsesDecoder
+from streamflow.dialects.openai_responses.wire import (
     DeltaEvent,
     LifecycleEvent,
     UnknownEvent,
@@ -34,7 +35,6 @@ from streamflow.errors import (
 from streamflow.events import UniEvent
 from streamflow.framing import ServerSentEvent, SSEParser
 from streamflow.message import Assembler, Message
-from streamflow.stream import StreamDecoder
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "openai_responses"
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from realdata import DATA
 
 from streamflow import StreamDecoder, assemble
-from streamflow.dialects.uni import encode_jsonl, encode_sse, error_from_dict
+from streamflow.dialects.uni.decode import encode_jsonl, encode_sse, error_from_dict
 from streamflow.errors import (
     HTTPStatusError,
     IncompleteStreamError,

@@ -150,7 +150,7 @@ def bedrock() -> bytes:
 def uni(jsonl: bool = False) -> bytes:
     """The anthropic body's UniEvents, re-encoded as the ``uni`` dialect."""
     from streamflow import StreamDecoder
-    from streamflow.dialects.uni import encode_jsonl, encode_sse
+    from streamflow.dialects.uni.decode import encode_jsonl, encode_sse
 
     decoder = StreamDecoder("anthropic", clock=lambda: 1)
     events = decoder.feed(anthropic()) + decoder.close()

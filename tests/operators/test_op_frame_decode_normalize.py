@@ -13,7 +13,7 @@ from reactivex.subject import Subject
 
 import streamflow
 from streamflow import IncompleteStreamError, ProtocolError
-from streamflow.dialects.anthropic_wire import (
+from streamflow.dialects.anthropic.wire import (
     ContentBlockDeltaEvent,
     MessageStartEvent,
     PingEvent,

@@ -1,0 +1,214 @@
+"""Dialect ``anthropic``: the Anthropic Messages stream (and GLM/compatible servers).
+
+Mapping onto UniEvent:
+
+* ``text`` / ``thinking`` blocks -> ``text`` / ``thinking`` groups; ``signature_delta``
+  -> a ``thinking.delta`` with ``thinking=""`` and ``fidelity={"signature": ...}``;
+  ``citations_delta`` -> a ``text.delta`` with ``text=""`` and
+  ``provider={"citations": [...]}`` (the ``.done`` item lists them all). A block that
+  ends without any content still makes a group (one empty fragment, then ``.done``).
+* ``redacted_thinking`` -> one ``inline_thinking`` group; ``data`` is the opaque
+  string's UTF-8 bytes.
+* ``tool_use`` -> a ``tool_call`` group; the first fragment carries name and id (and
+  empty arguments), each ``input_json_delta`` is one fragment; an ``input`` given
+  whole in ``content_block_start`` (no deltas) is sent as one fragment.
+* ``server_tool_use``, ``*_tool_result`` and unknown block types are not for the
+  client to act on: each is kept whole (its JSON input assembled, counted against
+  ``max_tool_arguments_bytes`` and parsed; when it does not parse, the raw text is
+  kept as ``input_json``) in the message ``provider["extra_blocks"]`` with its
+  ``index``.
+* Unknown delta types ride on an empty fragment of their block as
+  ``provider={"unknown_deltas": [...]}`` (on a kept block: in its ``deltas``);
+  unknown event types are kept in ``provider["unknown_events"]``. Nothing crashes,
+  nothing is dropped.
+* Blocks stream one after another: a block starting while another text, thinking,
+  tool or redacted block is open, or a known delta type on the wrong kind of block
+  (``text_delta`` on a ``thinking`` block...), is a ``ProtocolError``. Blocks still
+  open at ``message_stop`` (a ``max_tokens`` cut) are closed there, so cut tool
+  arguments raise ``ToolCallArgumentParseError`` in place of their ``.done``.
+* ``message_delta`` may repeat; its usage is cumulative and read at the end (a
+  counter it omits keeps its ``message_start`` value). ``prompt_tokens`` is
+  ``input_tokens + cache_read + cache_creation`` (the whole prompt, as OpenAI counts
+  it); ``cached_tokens`` is ``cache_read_input_tokens``; ``thoughts_tokens`` is
+  ``output_tokens_details.thinking_tokens`` when sent; the raw usage (with GLM's
+  ``server_tool_use``, ``service_tier``...) stays in ``usage_metadata.provider``.
+* ``end_turn``/``stop_sequence`` -> ``stop``; ``max_tokens`` and
+  ``model_context_window_exceeded`` -> ``length``; ``tool_use`` -> ``tool_call``;
+  anything else (``refusal``, ``pause_turn``, none) -> ``unknown``. The stop event's
+  ``provider`` has the raw ``stop_reason`` and ``stop_sequence``; other
+  ``message_delta.delta`` fields (``stop_details``, ``container``) and the
+  ``message_start`` envelope (``id``, ``model``...) are in the message provider slot.
+* An ``error`` event raises ``ProviderError`` (its ``type``, ``message``, and the raw
+  event as ``body``) with the partial message; a second ``message_start`` or any
+  event but ``ping`` after ``message_stop`` is a ``ProtocolError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic_core import from_json
+
+from ...errors import ProtocolError, ProviderError
+from ...events import FinishReason, JSONDict, Usage
+from ...framing.sse import ServerSentEvent
+from ..base import Decoder, expect_obj, expect_str, load_json
+from .blocks import BlockMapper
+from .wire import parse_event
+
+__all__ = ["FINISH_REASONS", "AnthropicDecoder", "anthropic_usage", "parse_event"]
+
+FINISH_REASONS: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_call",
+}
+_COUNTERS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
+             "cache_creation_input_tokens")
+
+
+def anthropic_usage(raw: JSONDict) -> Usage:
+    """Map an Anthropic usage object onto :class:`Usage` (raw kept in ``provider``)."""
+    inp = raw.get("input_tokens")
+    read = raw.get("cache_read_input_tokens")
+    made = raw.get("cache_creation_input_tokens")
+    prompt = None if inp is None else inp + (read or 0) + (made or 0)
+    details = raw.get("output_tokens_details")
+    thoughts = details.get("thinking_tokens") if isinstance(details, dict) else None
+    return Usage(cached_tokens=read, prompt_tokens=prompt,
+                 thoughts_tokens=thoughts if type(thoughts) is int else None,
+                 response_tokens=raw.get("output_tokens"), provider=raw)
+
+
+def _opt_obj(value: Any, what: str) -> JSONDict:
+    return {} if value is None else _obj(value, what)
+
+
+def _obj(value: Any, what: str) -> JSONDict:
+    return value if type(value) is dict else expect_obj(value, f"anthropic {what}")
+
+
+def _index(ev: JSONDict) -> int:
+    index = ev.get("index")
+    if type(index) is not int:
+        raise ProtocolError(f"anthropic {ev.get('type')} index must be an integer, got {index!r}")
+    return index
+
+
+class AnthropicDecoder(Decoder):
+    """Sans-IO decoder of the Anthropic Messages SSE stream (see module doc)."""
+
+    name: ClassVar[str] = "anthropic"
+    framing: ClassVar[str] = "sse"
+    terminator: ClassVar[str] = "message_stop"
+    parse_wire = staticmethod(parse_event)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._blocks = BlockMapper(self.emitter, self.limits)
+        self._started = False
+        self._usage: JSONDict = {}
+        self._stop_reason: str | None = None
+        self._stop_sequence: str | None = None
+
+    @classmethod
+    def sniff(cls, frame: Any) -> bool:
+        """An Anthropic stream opens with ``message_start``, ``ping`` or an ``error`` object."""
+        event = getattr(frame, "event", "message")
+        if event in ("message_start", "ping"):
+            return True
+        head = "".join(str(getattr(frame, "data", ""))[:64].split())
+        if head.startswith(('{"type":"message_start"', '{"type":"ping"')):
+            return True
+        if event == "error" or head.startswith('{"type":"error","error":{'):
+            try:
+                ev = from_json(frame.data)
+            except ValueError:
+                return False
+            return (type(ev) is dict and ev.get("type") == "error"
+                    and type(ev.get("error")) is dict and "sequence_number" not in ev)
+        return False
+
+    def handle(self, frame: ServerSentEvent) -> None:
+        """Map one SSE event (its JSON ``type`` decides, not the ``event:`` line)."""
+        ev = load_json(frame.data, "anthropic event")
+        if type(ev) is not dict:
+            raise ProtocolError("anthropic event is not a JSON object", raw=frame.data)
+        kind = ev.get("type")
+        if kind == "content_block_delta":  # the per-token event: checks inlined
+            index = ev.get("index")
+            if type(index) is not int:
+                index = _index(ev)  # raises
+            delta = ev.get("delta")
+            if type(delta) is not dict:
+                delta = _obj(delta, "content_block_delta.delta")  # raises
+            self._blocks.delta(index, delta)
+        elif kind == "ping":
+            return
+        elif self.emitter.stopped:
+            raise ProtocolError(f"anthropic {kind!r} event after message_stop", raw=frame.data)
+        elif kind == "content_block_start":
+            self._blocks.start(_index(ev), _obj(ev.get("content_block"), "content_block"))
+        elif kind == "content_block_stop":
+            self._blocks.stop(_index(ev))
+        elif kind == "message_start":
+            self._message_start(_obj(ev.get("message"), "message_start.message"))
+        elif kind == "message_delta":
+            self._message_delta(ev)
+        elif kind == "message_stop":
+            self._finish_message(ev)
+        elif kind == "error":
+            err = ev.get("error")
+            info = err if type(err) is dict else {"message": err}
+            message = info.get("message")
+            etype = info.get("type")
+            request_id = ev.get("request_id")
+            raise ProviderError(str(message or err or "anthropic stream error"),
+                                type=etype if type(etype) is str else None,
+                                request_id=request_id if type(request_id) is str else None,
+                                body=ev)
+        else:
+            self.emitter.keep("unknown_events", ev)
+
+    # -- message level --------------------------------------------------------
+    def _message_start(self, message: JSONDict) -> None:
+        if self._started:
+            raise ProtocolError("anthropic message_start twice in one stream")
+        self._started = True
+        expect_str(message.get("id"), "message.id")
+        expect_str(message.get("model"), "message.model")
+        meta = {k: v for k, v in message.items()
+                if k not in ("content", "usage", "stop_reason", "stop_sequence", "type", "role")}
+        self.emitter.note(meta)
+        self._merge_usage(message.get("usage"))
+
+    def _merge_usage(self, usage: Any) -> None:
+        for key, value in _opt_obj(usage, "usage").items():
+            if value is None:
+                continue  # omitted counters keep their earlier value
+            if key in _COUNTERS and type(value) is not int:
+                raise ProtocolError(f"anthropic usage.{key} must be an integer, got {value!r}")
+            self._usage[key] = value
+
+    def _message_delta(self, ev: JSONDict) -> None:
+        delta = _opt_obj(ev.get("delta"), "message_delta.delta")
+        if delta.get("stop_reason") is not None:
+            self._stop_reason = expect_str(delta["stop_reason"], "stop_reason")
+        if "stop_sequence" in delta:
+            self._stop_sequence = expect_str(delta["stop_sequence"], "stop_sequence") or None
+        extra = {k: v for k, v in delta.items() if k not in ("stop_reason", "stop_sequence")}
+        if extra:
+            self.emitter.note(extra)
+        self._merge_usage(ev.get("usage"))
+
+    def _finish_message(self, ev: JSONDict) -> None:
+        self._blocks.close_all()  # cut short (max_tokens): close what is open
+        raw = self._stop_reason
+        finish = FINISH_REASONS.get(raw or "", "unknown")
+        provider: JSONDict = {"stop_reason": raw, "stop_sequence": self._stop_sequence}
+        extra = {k: v for k, v in ev.items() if k != "type"}
+        if extra:
+            provider["message_stop"] = extra
+        self.emitter.stop(anthropic_usage(dict(self._usage)), finish, provider)

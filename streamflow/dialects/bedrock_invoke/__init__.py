@@ -1,0 +1,1 @@
+"""The ``bedrock-invoke`` dialect: ``decode.py`` reads its wire format."""

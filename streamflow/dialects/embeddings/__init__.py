@@ -1,0 +1,1 @@
+"""The ``embeddings`` dialect: ``decode.py`` reads its wire format."""

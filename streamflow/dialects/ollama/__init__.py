@@ -1,0 +1,1 @@
+"""The ``ollama`` dialect: ``decode.py`` reads its wire format."""

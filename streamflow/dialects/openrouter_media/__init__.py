@@ -1,0 +1,1 @@
+"""The ``openrouter-media`` dialect: ``decode.py`` reads its wire format."""

@@ -1,0 +1,1 @@
+"""The ``uni`` dialect: ``decode.py`` reads its wire format."""

@@ -1,0 +1,219 @@
+"""Dialect ``uni``: UniEvent itself on the wire, so streamflow can feed streamflow.
+
+Each frame is one UniEvent in its JSON form (:meth:`UniEvent.to_dict`), as SSE
+(``data: {...}``, dialect ``uni``, what :func:`encode_sse` writes) or JSON lines
+(dialect ``uni-jsonl``, :func:`encode_jsonl`; ``dialect="auto"`` recognises both).
+A recorded pipeline can thus be served and consumed by another streamflow process
+and give the very same events, ``created_at`` and ``provider`` slots included.
+
+The decoder checks everything the producer promised: seed-001 grammar (one item
+per delta, ``K.delta+ K.done`` groups that never interleave, a ``.done`` only for
+an open group, stop last with usage and a valid finish reason), field types, and
+the configured limits. The stop event ends the stream; a body that ends without
+it is :class:`IncompleteStreamError`. A stream that failed is recorded as a last
+frame ``{"error": {...}}`` (:meth:`StreamflowError.to_dict`, what the encoders
+write for an exception) and decodes to the same typed error.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, ClassVar
+
+from ... import errors as _errors
+from ...errors import (
+    LimitExceededError,
+    ProtocolError,
+    ProviderError,
+    StreamflowError,
+    StreamTimeoutError,
+)
+from ...events import (
+    FINISH_REASONS,
+    ContentItem,
+    ToolCallItem,
+    UniEvent,
+    event_from_dict,
+    join_fragments,
+)
+from ...framing.sse import ServerSentEvent
+from ...partial_json import parse_arguments
+from ..base import Decoder, load_json
+
+__all__ = ["UniDecoder", "UniJSONLDecoder", "encode_jsonl", "encode_sse", "error_from_dict",
+           "to_json"]
+
+_STRINGS = ("name", "tool_call_id", "mime_type")
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def to_json(item: UniEvent | StreamflowError) -> str:
+    """The JSON text of an event, or ``{"error": {...}}`` for a stream's final error."""
+    obj = {"error": item.to_dict()} if isinstance(item, StreamflowError) else item.to_dict()
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_default)
+
+
+def encode_jsonl(item: UniEvent | StreamflowError) -> bytes:
+    """One JSON line (``uni-jsonl``)."""
+    return to_json(item).encode("utf-8") + b"\n"
+
+
+def encode_sse(item: UniEvent | StreamflowError) -> bytes:
+    """One data-only SSE event (``uni``)."""
+    return b"data: " + to_json(item).encode("utf-8") + b"\n\n"
+
+
+def error_from_dict(data: Any) -> StreamflowError:
+    """Rebuild the typed error written by :meth:`StreamflowError.to_dict`."""
+    if type(data) is not dict:
+        return ProviderError(str(data), body=data)
+    message = str(data.get("message") or "")
+    cls = getattr(_errors, str(data.get("type")), None)
+    if not (isinstance(cls, type) and issubclass(cls, StreamflowError)):
+        return ProviderError(message or "error", type=str(data.get("type")), body=data)
+    if issubclass(cls, _errors.HTTPStatusError):
+        status = data.get("status", data.get("code"))
+        return cls(message, status=status if isinstance(status, int) else 0,
+                   type=data.get("error_type"), request_id=data.get("request_id"), body=data)
+    if issubclass(cls, ProviderError):
+        return cls(message, code=data.get("code"), type=data.get("error_type"),
+                   request_id=data.get("request_id"), body=data)
+    if issubclass(cls, LimitExceededError):
+        maximum = data.get("maximum")
+        return cls(str(data.get("limit")), maximum if isinstance(maximum, int) else 0)
+    if issubclass(cls, _errors.ToolCallArgumentParseError):
+        return cls(message, tool_call_id=str(data.get("tool_call_id") or ""),
+                   name=str(data.get("name") or ""))
+    if issubclass(cls, StreamTimeoutError):
+        seconds = data.get("seconds")
+        err: StreamflowError = cls(str(data.get("kind") or "idle"),
+                                   float(seconds) if isinstance(seconds, (int, float)) else 0.0)
+        err.message = message
+        err.args = (message,)
+        return err
+    return cls(message)
+
+
+def _check_item(item: ContentItem) -> None:
+    kind = item.kind
+    if item.type not in (f"{kind}.delta", f"{kind}.done"):
+        raise ProtocolError(f"unknown item type {item.type!r}")
+    value = getattr(item, item.growing)
+    done = item.type.endswith(".done")
+    if kind == "tool_call":
+        ok = isinstance(value, dict) if done else isinstance(value, str)
+    elif kind in ("inline_data", "inline_thinking"):
+        ok = isinstance(value, bytes)
+    elif kind == "embedding":
+        ok = isinstance(value, list) and all(
+            type(x) in (int, float) for x in value)
+    else:
+        ok = isinstance(value, str)
+    if not ok:
+        raise ProtocolError(f"{item.type}.{item.growing} has the wrong type "
+                            f"({type(value).__name__})")
+    for name in _STRINGS:
+        if not isinstance(getattr(item, name, ""), str):
+            raise ProtocolError(f"{item.type}.{name} must be a string")
+    for slot in (item.fidelity, item.provider):
+        if slot is not None and type(slot) is not dict:
+            raise ProtocolError(f"{item.type} fidelity/provider must be an object")
+
+
+def _check_done(done: ContentItem, first: Any, parts: list[Any]) -> None:
+    """A ``.done`` must be its group's first fragment with the growing field joined."""
+    expected = join_fragments(first, parts, done=True)
+    if isinstance(expected, ToolCallItem):
+        expected.arguments = parse_arguments(str(expected.arguments),
+                                             tool_call_id=expected.tool_call_id,
+                                             name=expected.name)
+    growing = done.growing
+    same = getattr(done, growing) == getattr(expected, growing)
+    if isinstance(done, ToolCallItem) and isinstance(expected, ToolCallItem):
+        same = same and (done.name, done.tool_call_id) == (expected.name, expected.tool_call_id)
+    if not same:
+        raise ProtocolError(f"{done.type} does not match its group's fragments")
+
+
+class UniDecoder(Decoder):
+    """Decoder of UniEvent JSON frames (SSE); passes each event through, validated."""
+
+    name: ClassVar[str] = "uni"
+    framing: ClassVar[str] = "sse"
+    terminator: ClassVar[str] = "the stop event"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._size = 0
+        self._group_size = 0
+        self._groups = 0
+
+    @classmethod
+    def sniff(cls, frame: Any) -> bool:
+        """A JSON object with ``event_type`` and ``content_items``."""
+        data = getattr(frame, "data", "")
+        return isinstance(data, str) and data.lstrip().startswith("{") and \
+            '"event_type"' in data and '"content_items"' in data
+
+    def handle(self, frame: ServerSentEvent) -> None:
+        """Validate one event and pass it on unchanged."""
+        obj = load_json(frame.data, "uni event")
+        if type(obj) is not dict:
+            raise ProtocolError("uni event is not a JSON object", raw=frame.data)
+        if "error" in obj and "event_type" not in obj:
+            raise error_from_dict(obj["error"])
+        if type(obj.get("content_items", [])) is not list:
+            raise ProtocolError("content_items must be a list", raw=frame.data)
+        event = event_from_dict(obj)
+        if event.provider is not None and type(event.provider) is not dict:
+            raise ProtocolError("event provider must be an object", raw=frame.data)
+        em = self.emitter
+        if event.event_type == "stop":
+            if event.finish_reason not in FINISH_REASONS or event.usage_metadata is None:
+                raise ProtocolError("stop event without usage_metadata and a finish_reason",
+                                    raw=frame.data)
+        else:
+            if event.finish_reason is not None or event.usage_metadata is not None:
+                raise ProtocolError("delta event with a finish_reason or usage", raw=frame.data)
+            for item in event.content_items:
+                _check_item(item)
+                self._count(item)
+        em.feed(event)  # the Assembler's grammar checks
+        em.out.append(event)
+
+    def _count(self, item: ContentItem) -> None:
+        em, limits = self.emitter, self.limits
+        open_kind = em.open_kind
+        if item.type.endswith(".done"):
+            if open_kind != item.kind:
+                raise ProtocolError(f"{item.type} without an open {item.kind} group")
+            _check_done(item, em._open, em._parts)
+            return
+        if open_kind is None:
+            self._groups += 1
+            self._group_size = 0
+            if self._groups > limits.max_groups:
+                raise LimitExceededError("max_groups", limits.max_groups)
+        value = getattr(item, item.growing)
+        size = 8 * len(value) if item.kind == "embedding" else len(value)
+        self._size += size
+        if self._size > limits.max_message_bytes:
+            raise LimitExceededError("max_message_bytes", limits.max_message_bytes)
+        if item.kind == "tool_call":
+            self._group_size += size
+            if self._group_size > limits.max_tool_arguments_bytes:
+                raise LimitExceededError("max_tool_arguments_bytes",
+                                         limits.max_tool_arguments_bytes)
+
+
+class UniJSONLDecoder(UniDecoder):
+    """The same, one UniEvent JSON object per line."""
+
+    name: ClassVar[str] = "uni-jsonl"
+    framing: ClassVar[str] = "ndjson"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .async_stream import Stream, stream
 from .sync_stream import SyncBlockStream, SyncStream, stream_sync
-from .views import BlockStream, Blocks, TextStream
+from .views import Blocks, BlockStream, TextStream
 
 __all__ = ["BlockStream", "Blocks", "Stream", "SyncBlockStream", "SyncStream", "TextStream",
            "stream", "stream_sync"]

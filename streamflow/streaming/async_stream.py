@@ -35,7 +35,7 @@ from ..runtime import _FanOut, _front
 from ..sources.bridge import scope
 from ..sources.coerce import as_source
 from .channel import Channel
-from .views import BlockStream, Blocks, TextStream
+from .views import Blocks, BlockStream, TextStream
 
 __all__ = ["BlockStream", "Stream", "stream"]
 

@@ -8,6 +8,7 @@ asyncio or trio.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+
 from ..events import ContentItem, TextItem, UniEvent
 
 __all__ = ["BlockStream", "Blocks", "TextStream"]

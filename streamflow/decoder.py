@@ -13,7 +13,7 @@ from typing import Any
 
 from .dialects import get_dialect, require_dialect
 from .dialects.base import Decoder
-from .errors import IncompleteStreamError, StreamflowError
+from .errors import IncompleteStreamError, ProtocolError, StreamflowError
 from .events import UniEvent
 from .framing import make_framer, sniff_framing
 from .limits import Limits
@@ -46,6 +46,7 @@ class StreamDecoder:
         self._head = b""
         self.decoder: Decoder | None = None
         self.dialect: str | None = None if dialect == "auto" else dialect
+        self._explicit = self.dialect is not None
         if self.dialect is not None:
             framing = framing or self._make_decoder(self.dialect).framing
         self.framing: str | None = framing
@@ -74,8 +75,21 @@ class StreamDecoder:
         """The message: final once :meth:`close` returned without raising."""
         return self.partial
 
+    def _hint(self, exc: StreamflowError) -> StreamflowError:
+        """Nothing understood with a dialect chosen by hand (bad frames, or frames the
+        dialect ignores until the body ends): suggest ``dialect="auto"``."""
+        partial = self.partial
+        if (self._explicit and isinstance(exc, (ProtocolError, IncompleteStreamError))
+                and not partial.items and partial.id is None and "dialect=" not in exc.message):
+            exc.message = (f'{exc.message} (is the body really {self.dialect!r}? '
+                           f'dialect="auto" detects the format)')
+            exc.args = (exc.message,)
+        return exc
+
     def feed(self, chunk: bytes) -> list[UniEvent]:
         """Decode the next chunk of the body."""
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise TypeError(f"feed() takes bytes, got {type(chunk).__name__}")
         try:
             if self.framer is None:
                 self._head += chunk
@@ -89,7 +103,7 @@ class StreamDecoder:
                 chunk, self._head = self._head, b""
             return self.feed_frames(self.framer.feed(chunk))
         except StreamflowError as exc:
-            raise exc.with_partial(self.partial) from exc.__cause__
+            raise self._hint(exc).with_partial(self.partial) from exc.__cause__
 
     def feed_frames(self, frames: Iterable[Any]) -> list[UniEvent]:
         """Decode frames that were framed elsewhere."""
@@ -131,7 +145,7 @@ class StreamDecoder:
                 exc.events = out + exc.events
                 raise
         except StreamflowError as exc:
-            raise exc.with_partial(self.partial) from exc.__cause__
+            raise self._hint(exc).with_partial(self.partial) from exc.__cause__
 
 
 def assemble(chunks: bytes | Iterable[bytes], dialect: str = "auto", *,

@@ -66,7 +66,7 @@ class EmittingDecoder(StreamDecoder):
                 for event in decode(frame):
                     emit(event)
         except StreamflowError as exc:
-            raise exc.with_partial(self.partial) from exc.__cause__
+            raise self._hint(exc).with_partial(self.partial) from exc.__cause__
         return []
 
     def feed_frames(self, frames: Iterable[Any]) -> list[UniEvent]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, ExitStack, nullcontext
-from types import TracebackType
+from types import GeneratorType, TracebackType
 from typing import Any
 
 from reactivex import Observable
@@ -91,6 +91,8 @@ class SyncStream:
             if left_early:
                 self._fan.on_error(CancelledStreamError("the stream block was left early"))
         finally:
+            if isinstance(self._chunks, GeneratorType):  # a generator of chunks: finish it
+                self._chunks.close()
             self._stack.close()  # closes the body (the HTTP response)
         if exc is None and not left_early and not self._raised:
             self._settle()  # an error nobody read: never silent

@@ -48,6 +48,11 @@ class Message:
     role: str = "assistant"
 
     @property
+    def usage(self) -> Usage | None:
+        """The token counts and cost: the same object as :attr:`usage_metadata`."""
+        return self.usage_metadata
+
+    @property
     def text(self) -> str:
         """All answer text, concatenated."""
         return "".join(i.text for i in self.items if isinstance(i, TextItem))

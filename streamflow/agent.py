@@ -28,7 +28,9 @@ tool calls with no results when the conversation goes on); :attr:`Turn.message`
 still shows them. In ``eager`` mode calls start before the finish reason is known;
 on such a turn their results are dropped.
 
-Sinks with an ``on_tool_result(result)`` method (:class:`~streamflow.RenderSink`) are
+Before each request the sinks with a ``reset()`` method (the render, log and otel
+sinks) restart their clock, so each turn's timings are its own. Sinks with an
+``on_tool_result(result)`` method (:class:`~streamflow.RenderSink`) are
 shown every tool result, in call order, after the turn's tools ran.
 :attr:`AgentResult.usage` sums the usage (and the cost) of every turn.
 """
@@ -159,6 +161,7 @@ class Agent:
         turns: list[Turn] = []
         for number in range(1, self.max_turns + 1):
             request = provider.request(messages, self.tools)
+            self._restart_sinks()
             if self.on_request is not None:
                 self.on_request(number, request)
             dispatch = ToolDispatchSink(self.dispatcher, eager=self.eager,
@@ -177,6 +180,13 @@ class Agent:
             messages.extend(provider.tool_result_messages(turn.results))
         raise LimitExceededError("max_turns", self.max_turns, partial=turns[-1].message)
 
+
+    def _restart_sinks(self) -> None:
+        """Before each request: sinks that time a stream (``reset()``) start their clock."""
+        for sink in self.sinks:
+            reset = getattr(sink, "reset", None)
+            if callable(reset):
+                reset()
 
     def _show(self, results: list[ToolResult]) -> None:
         """Tell the sinks that show tool results, then ``on_results``."""

@@ -1,4 +1,4 @@
-"""A small application, type-checked with ``mypy --strict`` by tests/usertypes/test_user_types.py."""
+"""A small application, checked with ``mypy --strict`` by ``test_user_types.py``."""
 
 from typing import Any, assert_type
 

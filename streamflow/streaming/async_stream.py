@@ -95,7 +95,7 @@ class Stream:
                 self._cancel()
             elif self._outcome is None:
                 with anyio.CancelScope(shield=exc is not None):
-                    await self._settle()
+                    await self._finish()
         finally:
             await self._stack.__aexit__(exc_type, exc, tb)
         if exc is None and isinstance(self._outcome, BaseException) and not self._raised:
@@ -111,8 +111,8 @@ class Stream:
         for feeder in self._fan.feeders:
             feeder.detach(CancelledStreamError("the stream block was left early"))
 
-    async def _settle(self) -> Message:
-        """After the terminal event: let the AsyncSinks finish, then run()'s outcome."""
+    async def _finish(self) -> Message | BaseException:
+        """After the terminal event: let the AsyncSinks finish; run()'s outcome (kept)."""
         if self._outcome is None:
             if self._subscription is not None:
                 self._subscription.dispose()
@@ -122,10 +122,15 @@ class Stream:
                 self._outcome = self._fan.result()
             except Exception as error:
                 self._outcome = error
-        if isinstance(self._outcome, BaseException):
-            self._raised = True
-            raise self._outcome
         return self._outcome
+
+    async def _settle(self) -> Message:
+        """The final message, or the stream's error raised."""
+        outcome = await self._finish()
+        if isinstance(outcome, BaseException):
+            self._raised = True
+            raise outcome
+        return outcome
 
     # -- reading -----------------------------------------------------------
     def __aiter__(self) -> Stream:

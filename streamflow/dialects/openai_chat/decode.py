@@ -76,6 +76,7 @@ from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ...message import Message
 from ..base import Decoder, Emitter, load_json
+from ..wire_values import token_count
 from .choice import ChoiceMapper
 from .wire import parse_event
 
@@ -90,24 +91,19 @@ FINISH_REASONS: dict[str, FinishReason] = {
 _NOT_META = frozenset({"choices", "usage", "error", "object"})
 
 
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None
-
-
 def openai_usage(raw: JSONDict) -> Usage:
     """Map an OpenAI-style usage object onto :class:`Usage` (raw kept in ``provider``)."""
     prompt_details = raw.get("prompt_tokens_details")
     done_details = raw.get("completion_tokens_details")
-    cached = prompt_details.get("cached_tokens") if type(prompt_details) is dict else None
+    cached = token_count(prompt_details, "cached_tokens")
     if cached is None:
-        cached = raw.get("prompt_cache_hit_tokens")
-    thoughts = done_details.get("reasoning_tokens") if type(done_details) is dict else None
+        cached = token_count(raw, "prompt_cache_hit_tokens")
     cost = raw.get("cost")
     if type(cost) not in (int, float):
         cost = None
-    return Usage(cached_tokens=_int(cached), prompt_tokens=_int(raw.get("prompt_tokens")),
-                 thoughts_tokens=_int(thoughts),
-                 response_tokens=_int(raw.get("completion_tokens")),
+    return Usage(cached_tokens=cached, prompt_tokens=token_count(raw, "prompt_tokens"),
+                 thoughts_tokens=token_count(done_details, "reasoning_tokens"),
+                 response_tokens=token_count(raw, "completion_tokens"),
                  cost=None if cost is None else float(cost), provider=raw)
 
 

@@ -50,6 +50,7 @@ from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, load_json
+from ..wire_values import token_count
 from .items import ItemMapper, OutputItem, obj
 from .wire import parse_event
 
@@ -74,10 +75,7 @@ _ROUTED: dict[str, str] = {  # event type -> the item type it implies
 
 
 def _count(raw: JSONDict, key: str) -> int | None:
-    value = raw.get(key)
-    if value is not None and type(value) is not int:
-        raise ProtocolError(f"openai-responses usage {key} must be an integer, got {value!r}")
-    return value
+    return token_count(raw, key)
 
 
 def responses_usage(raw: Any) -> Usage:

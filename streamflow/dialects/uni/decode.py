@@ -40,6 +40,7 @@ from ...events import (
 from ...framing.sse import ServerSentEvent
 from ...partial_json import parse_arguments
 from ..base import Decoder, load_json
+from ..wire_values import token_count
 
 __all__ = ["UniDecoder", "UniJSONLDecoder", "encode_jsonl", "encode_sse", "error_from_dict",
            "to_json"]
@@ -177,6 +178,9 @@ class UniDecoder(Decoder):
             if event.finish_reason not in FINISH_REASONS or event.usage_metadata is None:
                 raise ProtocolError("stop event without usage_metadata and a finish_reason",
                                     raw=frame.data)
+            counts = obj.get("usage_metadata")
+            for key in ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens"):
+                token_count(counts, key)
         else:
             if event.finish_reason is not None or event.usage_metadata is not None:
                 raise ProtocolError("delta event with a finish_reason or usage", raw=frame.data)

@@ -140,6 +140,11 @@ class Assembler:
         else:
             self._meta[key] = [value]
 
+    def ending(self, usage: Usage | None, finish_reason: FinishReason | None) -> None:
+        """Usage and finish reason known before ``stop`` (a partial message shows them)."""
+        self._usage = usage
+        self._finish = finish_reason
+
     def compact(self) -> str:
         """Join the open group's text fragments into one (the partial message is unchanged)."""
         text = "".join(self._parts)

@@ -100,7 +100,7 @@ class Decoder(ABC):
         try:
             self.handle(frame)
         except StreamflowError as exc:
-            exc.attach(em.message, em.drain())
+            exc.attach(self.partial, em.drain())
             raise
         return em.drain()
 
@@ -111,7 +111,7 @@ class Decoder(ABC):
         try:
             self.finish()
         except StreamflowError as exc:
-            exc.attach(em.message, em.drain())
+            exc.attach(self.partial, em.drain())
             raise
         return em.drain()
 

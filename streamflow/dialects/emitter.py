@@ -61,8 +61,8 @@ class Emitter:
     until the decoder drains them.
     """
 
-    __slots__ = ("out", "now", "limits", "budget", "assembler", "_fidelity", "_provider",
-                 "_announced")
+    __slots__ = ("out", "now", "limits", "budget", "assembler", "_cause", "_fidelity",
+                 "_provider", "_announced")
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self.out: list[UniEvent] = []
@@ -73,6 +73,7 @@ class Emitter:
         self._fidelity: JSONDict | None = None
         self._provider: JSONDict | None = None
         self._announced = False
+        self._cause = ""
 
     # -- state ----------------------------------------------------------------
     @property
@@ -93,6 +94,14 @@ class Emitter:
     def note(self, provider: JSONDict | None) -> None:
         """Merge message-level provider data (id, model...)."""
         self.assembler.note(provider)
+
+    def ending(self, usage: Usage | None, finish_reason: FinishReason) -> None:
+        """The provider said how it ends: a partial message carries ``usage`` and
+        ``finish_reason`` from now on, and a tool call that then fails to parse names
+        the cause when the provider stopped for ``length``."""
+        self.assembler.ending(usage, finish_reason)
+        if finish_reason == "length":
+            self._cause = "cut short: the provider stopped with finish_reason length"
 
     # -- groups ---------------------------------------------------------------
     def delta(self, item: ContentItem) -> None:
@@ -141,7 +150,8 @@ class Emitter:
     def close_group(self, cause: str = "") -> None:
         """Close the open group with its ``.done`` item (no-op when none is open).
 
-        ``cause`` is added to a ``ToolCallArgumentParseError`` (why the text may be cut).
+        ``cause`` is added to a ``ToolCallArgumentParseError`` (why the text may be cut;
+        by default the one :meth:`ending` knows).
         """
         asm = self.assembler
         first = asm.open_item
@@ -156,7 +166,7 @@ class Emitter:
             # is built, not after
             text = asm.compact()
             done.arguments = parse_arguments(text, tool_call_id=done.tool_call_id,
-                                             name=done.name, cause=cause)
+                                             name=done.name, cause=cause or self._cause)
         self._fidelity = None
         self._provider = None
         self._write(UniEvent("delta", [done], None, None, self.now, self._announce()))
@@ -190,6 +200,7 @@ class Emitter:
         """Close the open group and emit the one ``stop`` event."""
         if self.assembler.stopped:
             raise ProtocolError("second stop for one stream")
+        self.ending(usage, finish_reason)
         self.close_group()
         self.note(provider)
         meta = self.assembler.provider

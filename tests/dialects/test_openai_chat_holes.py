@@ -83,3 +83,22 @@ def test_index_arrivals_scan_each_argument_byte_once(monkeypatch: pytest.MonkeyP
     assert len(message.tool_calls) == 2001
     assert message.tool_calls[0].arguments == {"a": "y" * 500 * 2000}
     assert scanned <= total + 2
+
+
+def test_a_tool_call_cut_by_max_tokens_names_the_cause_and_keeps_finish_and_usage() -> None:
+    """Item 13: finish_reason length + usage + [DONE] while the last call's arguments are cut."""
+    usage = {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [],
+             "usage": {"prompt_tokens": 5, "completion_tokens": 16}}
+    body = (chunk([call(0, '{"city": "Zü', first=True)]) + chunk(finish="length")
+            + b"data: " + json.dumps(usage).encode() + b"\n\n" + b"data: [DONE]\n\n")
+    from streamflow.errors import ToolCallArgumentParseError
+    with pytest.raises(ToolCallArgumentParseError) as info:
+        dec = StreamDecoder("openai-chat")
+        dec.feed(body)
+        dec.close()
+    err = info.value
+    assert "cut short: the provider stopped with finish_reason length" in str(err)
+    assert err.partial is not None and not err.partial.complete
+    assert err.partial.finish_reason == "length"
+    assert err.partial.usage_metadata is not None
+    assert err.partial.usage_metadata.response_tokens == 16

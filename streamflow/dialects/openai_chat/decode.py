@@ -206,10 +206,8 @@ class OpenAIChatDecoder(Decoder):
             if error is not None:
                 raise self._error(error, chunk)
         except StreamflowError as exc:
-            raise exc.with_partial(self.partial) from exc.__cause__
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            raise ProtocolError(f"openai-chat: malformed chunk ({type(exc).__name__}: {exc})",
-                                raw=data, partial=self.partial) from exc
+            exc.attach(self.partial)
+            raise
 
     def finish(self) -> None:
         """End of input: without ``[DONE]`` the stream is incomplete."""
@@ -259,8 +257,10 @@ class OpenAIChatDecoder(Decoder):
     def _end(self) -> None:
         """``[DONE]``: close everything, replay other choices, emit the stop event."""
         first = self._first
-        first.settle()
         em = self.emitter
+        if first.finish_reason == "length":
+            em.ending(openai_usage(self._usage) if self._usage is not None else None, "length")
+        first.settle()
         provider: JSONDict = {"finish_reason": first.finish_reason, **first.extras}
         others = []
         for index in sorted(self._others):

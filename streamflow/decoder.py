@@ -58,16 +58,17 @@ class StreamDecoder:
         self._stopped = False
         self.decoder: Decoder | None = None
         self.dialect: str | None = None if dialect == "auto" else dialect
-        if self.dialect is not None:
-            framing = framing or self._make_decoder(self.dialect).framing
-            if self.decoder is None:
-                self._make_decoder(self.dialect)
         self.framing: str | None = framing
-        self.framer: Framer | None = make_framer(framing, limits) if framing else None
+        if self.dialect is not None:
+            self.framing = framing or get_dialect(self.dialect).framing
+            self._make_decoder(self.dialect)
+        self.framer: Framer | None = make_framer(self.framing, limits) if self.framing else None
 
     def _make_decoder(self, name: str) -> Decoder:
-        self.decoder = get_dialect(name)(limits=self.limits, clock=self._clock, **self._options)
-        return self.decoder
+        decoder = get_dialect(name)(limits=self.limits, clock=self._clock, **self._options)
+        decoder.framed_as = self.framing or decoder.framing
+        self.decoder = decoder
+        return decoder
 
     @property
     def partial(self) -> Message:

@@ -82,6 +82,9 @@ class Decoder(ABC):
         self.limits = limits or DEFAULT_LIMITS
         self._clock = clock or now_ms
         self.emitter = Emitter(self.limits)
+        #: the framing the body actually came in (``"ndjson"``: a JSON-lines recording
+        #: of an SSE stream, where an SSE-only terminator such as ``[DONE]`` cannot appear)
+        self.framed_as: str = self.framing
 
     @property
     def partial(self) -> Message:

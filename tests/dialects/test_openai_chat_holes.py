@@ -102,3 +102,34 @@ def test_a_tool_call_cut_by_max_tokens_names_the_cause_and_keeps_finish_and_usag
     assert err.partial.finish_reason == "length"
     assert err.partial.usage_metadata is not None
     assert err.partial.usage_metadata.response_tokens == 16
+
+
+def _jsonl(sse_body: bytes) -> bytes:
+    lines = [line[6:] for line in sse_body.split(b"\n") if line.startswith(b"data: {")]
+    return b"\n".join(lines) + b"\n"
+
+
+def test_a_json_lines_recording_is_complete_after_its_finish_chunk() -> None:
+    """Item 14: one payload per line, where [DONE] cannot appear."""
+    body = (chunk([call(0, '{"q": 1}', first=True)]) + chunk(finish="tool_calls")
+            + b"data: [DONE]\n\n")
+    from streamflow import assemble
+    from streamflow.errors import IncompleteStreamError
+    for dialect in ("openai-chat", "auto"):
+        message = assemble(_jsonl(body), dialect, framing="ndjson")
+        assert message.complete and message.finish_reason == "tool_call"
+        assert message.tool_calls[0].arguments == {"q": 1}
+    with pytest.raises(IncompleteStreamError):  # a raw SSE body still needs [DONE]
+        assemble(body.replace(b"data: [DONE]\n\n", b""), "openai-chat")
+    with pytest.raises(IncompleteStreamError):  # and a recording cut before the finish chunk
+        assemble(_jsonl(chunk([call(0, '{"q": 1}', first=True)])), "openai-chat",
+                 framing="ndjson")
+
+
+def test_the_real_deepseek_json_lines_recording_inspects_complete() -> None:
+    from realdata import real_body
+
+    from streamflow import assemble
+    message = assemble(real_body("deepseek/vercel_deepseek_tool_call.jsonl"), framing="ndjson")
+    assert message.complete and message.finish_reason == "tool_call"
+    assert message.usage_metadata is not None and message.usage_metadata.prompt_tokens == 339

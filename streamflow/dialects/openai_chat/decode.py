@@ -210,7 +210,11 @@ class OpenAIChatDecoder(Decoder):
             raise
 
     def finish(self) -> None:
-        """End of input: without ``[DONE]`` the stream is incomplete."""
+        """End of input: without ``[DONE]`` the stream is incomplete -- except in a JSON-lines
+        recording (one payload per line, where ``[DONE]`` cannot appear), which is complete
+        once the finish chunk came."""
+        if not self._done and self.framed_as == "ndjson" and self._first.finish_reason:
+            self._end()
         if not self._done:
             raise IncompleteStreamError("openai-chat stream ended without data: [DONE]",
                                         partial=self.partial)

@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+import reactivex
 
 import streamflow
 from streamflow import IncompleteStreamError, ProtocolError, ProviderError, SinkError
@@ -126,11 +127,15 @@ async def test_run_rejects_what_is_not_a_source() -> None:
 
 @pytest.mark.anyio
 async def test_run_over_blocks_names_the_real_cause() -> None:
-    blocks = from_bytes(TURN).pipe(pipeline(), group_by_block())
+    events = streamflow.StreamDecoder().feed(TURN)  # UniEvents with no decoder in the chain
+    blocks = reactivex.from_iterable(events).pipe(group_by_block())
     with pytest.raises(TypeError, match="Block items and no UniEvent"):
         await streamflow.run(blocks)
     with pytest.raises(TypeError, match="Block items"):
         streamflow.run_sync(blocks)
+    # With pipeline() in the chain, run() reads the message its decoder assembles.
+    decoded = from_bytes(TURN).pipe(pipeline(), group_by_block())
+    assert (await streamflow.run(decoded)).text == streamflow.assemble(TURN).text
 
 
 def test_assemble_rejects_a_str_body() -> None:

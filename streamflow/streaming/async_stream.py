@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 from reactivex import abc
 
+from ..decoder import lending
 from ..errors import CancelledStreamError
 from ..events import UniEvent
 from ..limits import Limits
@@ -81,7 +82,8 @@ class Stream:
                                             name=f"streamflow-sink:{type(feeder.sink).__name__}")
             front = _front(self._source, self._dialect, self._framing, self._limits,
                            self._options, self._fan)
-            self._subscription = front.subscribe(self._fan)
+            with lending(self._fan.adopt):  # run() reads the message its decoder assembles
+                self._subscription = front.subscribe(self._fan)
         except BaseException as exc:
             await stack.__aexit__(type(exc), exc, exc.__traceback__)
             raise

@@ -107,7 +107,9 @@ class OpenAIChatEncoder(Encoder):
         self._calls: dict[int, int] = {}     # choice -> tool calls so far
         self._args = False                   # the open call wrote arguments
         self._held: ThinkingItem | None = None
+        self._held_choice = 0
         self._choices: set[int] = {0}
+        self._choice: int | None = None
 
     def start(self, event: UniEvent) -> bytes:
         meta = self.meta
@@ -128,8 +130,12 @@ class OpenAIChatEncoder(Encoder):
             return self._flush() + self._stop(event)
         item = event.content_items[0]
         provider = item.provider or {}
-        choice = provider.get("choice_index", 0)
-        self._choices.add(choice)
+        if self._choice is None:  # the first fragment of a group says its choice
+            self._choice = provider.get("choice_index", 0)
+            self._choices.add(self._choice)
+        choice = self._choice
+        if item.type.endswith(".done"):
+            self._choice = None
         if isinstance(item, ThinkingItem):
             return self._thinking(item, choice)
         out = self._flush()
@@ -172,7 +178,7 @@ class OpenAIChatEncoder(Encoder):
             return self._chunk(choice, delta)
         if not item.thinking:
             return b""
-        self._held = item
+        self._held, self._held_choice = item, choice
         return self._chunk_of(held) if held is not None else b""
 
     def _flush(self) -> bytes:
@@ -181,8 +187,7 @@ class OpenAIChatEncoder(Encoder):
         return self._chunk_of(held) if held is not None else b""
 
     def _chunk_of(self, held: ThinkingItem) -> bytes:
-        choice = (held.provider or {}).get("choice_index", 0)
-        return self._chunk(choice, {self.reasoning: held.thinking})
+        return self._chunk(self._held_choice, {self.reasoning: held.thinking})
 
     def _call(self, item: ToolCallItem, choice: int) -> bytes:
         index = self._calls.get(choice, 0)

@@ -42,6 +42,7 @@ __all__ = ["GeminiEncoder", "gemini_usage_json"]
 _RIDING = frozenset({"citations", "logprobs", "candidate_index", "synthetic_id"})
 _OWN_META = frozenset({"id", "model", "finish_reason", "candidate", "candidates",
                        "extra_parts", "prompt_feedback"})
+_RESERVED = frozenset({"error", "candidates", "usageMetadata", "promptFeedback"})
 _REASONS = {"stop": "STOP", "tool_call": "STOP", "length": "MAX_TOKENS", "unknown": "OTHER"}
 
 
@@ -175,7 +176,8 @@ class GeminiEncoder(Encoder):
             last["usageMetadata"] = usage
         if isinstance(meta.get("prompt_feedback"), dict):
             last["promptFeedback"] = meta["prompt_feedback"]
-        last.update((k, v) for k, v in meta.items() if k not in _OWN_META)
+        last.update((k, v) for k, v in meta.items()
+                    if k not in _OWN_META and k not in _RESERVED and v is not None)
         last.update(self._envelope)
         return out + sse(last)
 

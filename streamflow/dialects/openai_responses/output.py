@@ -228,7 +228,10 @@ class OutputWriter:
 
     def _encrypted(self, it: InlineThinkingItem) -> bytes:
         want = (it.fidelity or {}).get("id")
-        out = self._reasoning({"item_id": want} if want else {})
+        out = b""
+        if self._item is not None and self._item.get("encrypted_content"):
+            out = self.close()  # it holds another dialect's signature: this one is new
+        out += self._reasoning({"item_id": want} if want else {})
         item = self._item
         assert item is not None
         rest = {k: v for k, v in (it.provider or {}).items()

@@ -26,6 +26,9 @@ _OWN_META = frozenset({"id", "model", "created_at", "done_at", "done_reason",
                        "message_extra"})
 
 
+_RESERVED = frozenset({"error", "message", "response", "thinking", "done"})
+
+
 def _iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -88,7 +91,8 @@ class OllamaEncoder(Encoder):
             lambda r: "tool_call" if r == "stop" and calls else FINISH_REASONS.get(r, "unknown"),
             {"length": "length", "unknown": "unknown"}.get(event.finish_reason or "", "stop"))
         usage = event.usage_metadata
-        more: JSONDict = {k: v for k, v in meta.items() if k not in _OWN_META}
+        more: JSONDict = {k: v for k, v in meta.items()
+                          if k not in _OWN_META and k not in _RESERVED and v is not None}
         more["done"] = True
         more["done_reason"] = reason
         if usage is not None and usage.prompt_tokens is not None:

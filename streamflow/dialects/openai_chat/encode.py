@@ -52,6 +52,7 @@ _OWN_META = frozenset({"id", "model", "finish_reason", "choices", "object",
 _FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3", "audio/flac": "flac",
             "audio/opus": "opus", "audio/aac": "aac", "audio/pcm": "pcm16"}
 _DONE = b"data: [DONE]\n\n"
+_RESERVED = frozenset({"error", "usage", "choices"})  # never from another dialect's slots
 
 
 def openai_usage_json(usage: Usage | None) -> JSONDict | None:
@@ -80,7 +81,7 @@ def openai_usage_json(usage: Usage | None) -> JSONDict | None:
     return out
 
 
-def _details(fidelity: JSONDict) -> list[Any] | None:
+def _details(fidelity: JSONDict, index: int) -> list[Any] | None:
     """``reasoning_details`` entries that carry a thinking group's ``fidelity``."""
     details = fidelity.get("reasoning_details")
     if isinstance(details, list):
@@ -90,7 +91,7 @@ def _details(fidelity: JSONDict) -> list[Any] | None:
         return None
     fmt = "google-gemini-v1" if "thought_signature" in fidelity else "anthropic-claude-v1"
     return [{"type": "reasoning.text", "text": "", "signature": sig, "format": fmt,
-             "index": 0}]
+             "index": index}]
 
 
 class OpenAIChatEncoder(Encoder):
@@ -106,8 +107,12 @@ class OpenAIChatEncoder(Encoder):
         self._head: JSONDict = {}
         self._calls: dict[int, int] = {}     # choice -> tool calls so far
         self._args = False                   # the open call wrote arguments
+        self._call_open = False
         self._held: ThinkingItem | None = None
+        self._held_choice = 0
+        self._groups = 0                     # thinking groups with a signature so far
         self._choices: set[int] = {0}
+        self._choice: int | None = None
 
     def start(self, event: UniEvent) -> bytes:
         meta = self.meta
@@ -128,8 +133,12 @@ class OpenAIChatEncoder(Encoder):
             return self._flush() + self._stop(event)
         item = event.content_items[0]
         provider = item.provider or {}
-        choice = provider.get("choice_index", 0)
-        self._choices.add(choice)
+        if self._choice is None:  # the first fragment of a group says its choice
+            self._choice = provider.get("choice_index", 0)
+            self._choices.add(self._choice)
+        choice = self._choice
+        if item.type.endswith(".done"):
+            self._choice = None
         if isinstance(item, ThinkingItem):
             return self._thinking(item, choice)
         out = self._flush()
@@ -163,16 +172,17 @@ class OpenAIChatEncoder(Encoder):
             return self._flush()
         held = self._held
         if item.fidelity:
-            details = _details(item.fidelity)
+            self._groups += 1
+            details = _details(item.fidelity, self._groups)
             text = held.thinking if held is not None else ""
             self._held = None
-            delta: JSONDict = {self.reasoning: text or item.thinking}
+            delta: JSONDict = {self.reasoning: text + item.thinking}
             if details is not None:
                 delta["reasoning_details"] = details
             return self._chunk(choice, delta)
         if not item.thinking:
             return b""
-        self._held = item
+        self._held, self._held_choice = item, choice
         return self._chunk_of(held) if held is not None else b""
 
     def _flush(self) -> bytes:
@@ -181,14 +191,14 @@ class OpenAIChatEncoder(Encoder):
         return self._chunk_of(held) if held is not None else b""
 
     def _chunk_of(self, held: ThinkingItem) -> bytes:
-        choice = (held.provider or {}).get("choice_index", 0)
-        return self._chunk(choice, {self.reasoning: held.thinking})
+        return self._chunk(self._held_choice, {self.reasoning: held.thinking})
 
     def _call(self, item: ToolCallItem, choice: int) -> bytes:
         index = self._calls.get(choice, 0)
         args = item.arguments if isinstance(item.arguments, str) else ""
         call: JSONDict = {"index": index}
-        if item.name or item.tool_call_id or not self._args and not args:
+        if not self._call_open:  # the group's first fragment: the call's header
+            self._call_open = True
             self._args = bool(args)
             call.update(id=item.tool_call_id or new_id("call_"), type="function",
                         function={"name": item.name, "arguments": args})
@@ -204,6 +214,7 @@ class OpenAIChatEncoder(Encoder):
     def _call_done(self, item: ToolCallItem, choice: int) -> bytes:
         index = self._calls.get(choice, 0)
         self._calls[choice] = index + 1
+        self._call_open = False
         if self._args:
             self._args = False
             return b""
@@ -260,7 +271,8 @@ class OpenAIChatEncoder(Encoder):
                 reason = entry.get("finish_reason") or "stop"
                 extra = {k: v for k, v in entry.items() if k not in ("index", "finish_reason")}
             out += self._chunk(choice, {}, reason, **extra)
-        tail: JSONDict = {k: v for k, v in meta.items() if k not in _OWN_META}
+        tail: JSONDict = {k: v for k, v in meta.items()
+                          if k not in _OWN_META and k not in _RESERVED and v is not None}
         usage = openai_usage_json(event.usage_metadata)
         if usage is not None or tail:
             head = {**self._head, **tail}

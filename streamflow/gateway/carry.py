@@ -72,10 +72,13 @@ def _bare(fidelity: JSONDict) -> bool:
 class Carrier:
     """Rewrites the events of one upstream stream for a client of another dialect."""
 
-    __slots__ = ("active", "_call_id")
+    __slots__ = ("active", "wrap_bare", "_call_id")
 
     def __init__(self, client: str, upstream: str) -> None:
         self.active = client != upstream
+        # A Responses client gets a signature back as a reasoning item's
+        # encrypted_content: packed, it is known for a signature on the way back.
+        self.wrap_bare = client == "openai-responses"
         self._call_id = ""
 
     def event(self, event: UniEvent) -> UniEvent:
@@ -92,7 +95,7 @@ class Carrier:
         if isinstance(item, ToolCallItem):
             return self._call(item)
         if isinstance(item, ThinkingItem):
-            if fidelity and not _bare(fidelity):
+            if fidelity and (self.wrap_bare or not _bare(fidelity)):
                 return replace(item, fidelity={"signature": pack({"f": fidelity})})
             item_id = (item.provider or {}).get("item_id")
             if not fidelity and item_id:  # a Responses summary: signed with its item id
@@ -137,6 +140,24 @@ def _call_id(value: str) -> tuple[str, JSONDict | None]:
     return (base, state) if isinstance(state, dict) else (value, None)
 
 
+_MOVED = ThinkingItem("thinking.done")
+
+
+def _signed(parts: list[Any], n: int, value: JSONDict) -> Any:
+    """Give the thinking item just before an opaque part its unpacked signature.
+
+    Returns what takes the opaque part's place: nothing (``_MOVED``) when a thinking
+    item precedes it, else a thinking item of its own.
+    """
+    fidelity, extra = value.get("f"), value.get("p") or {}
+    if n and isinstance(parts[n - 1], ThinkingItem):
+        last = parts[n - 1]
+        parts[n - 1] = replace(last, fidelity=fidelity,
+                               provider={**(last.provider or {}), **extra} or None)
+        return _MOVED
+    return ThinkingItem("thinking.done", "", fidelity, extra or None)
+
+
 def restore(request: ChatRequest) -> ChatRequest:
     """Unpack the tokens :class:`Carrier` wrote, in the parts of a parsed request (in place)."""
     for turn in request.turns:
@@ -157,7 +178,10 @@ def restore(request: ChatRequest) -> ChatRequest:
                     turn.parts[n] = replace(part, fidelity=value.get("f"), provider=provider)
             elif isinstance(part, InlineThinkingItem):
                 value = unpack(part.data.decode("utf-8", "replace"))
-                if isinstance(value, dict) and isinstance(value.get("f"), dict):
-                    turn.parts[n] = replace(part, data=str(value.get("d") or "").encode(),
-                                            fidelity=value["f"])
+                if isinstance(value, dict) and "d" in value:
+                    turn.parts[n] = replace(part, data=str(value["d"]).encode(),
+                                            fidelity=value.get("f"))
+                elif isinstance(value, dict):  # a thinking signature, held as opaque data
+                    turn.parts[n] = _signed(turn.parts, n, value)
+        turn.parts = [p for p in turn.parts if p is not _MOVED]
     return request

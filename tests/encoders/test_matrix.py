@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from corpus import RECORDINGS, TARGETS, convert, read_back, opaque, source, summary
 
+from streamflow.dialects.gemini.encode import is_base64
 from streamflow.errors import ProviderError
 from streamflow.events import item_to_dict, usage_to_dict
 
@@ -71,5 +72,8 @@ def test_recording_through_target(rec: str, target: str) -> None:
         return
     want = carried(target, summary(src.message), src.dialect)
     assert got(target, summary(back.message), src.dialect) == want
+    secrets = opaque(src.message)
+    if target == "gemini":  # a value that is no base64 rides aside (docs/ENCODERS.md)
+        secrets = {v for v in secrets if is_base64(v)}
     if target != "ollama":  # every other target carries signatures and opaque reasoning
-        assert opaque(back.message) == opaque(src.message)
+        assert opaque(back.message) == secrets

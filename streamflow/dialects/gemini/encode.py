@@ -5,7 +5,8 @@ Every fragment is one ``GenerateContentResponse`` chunk with one part, carrying
 
 * ``text`` -> ``{"text"}``, ``thinking`` -> ``{"text", "thought": true}``; a fragment's
   ``fidelity`` signature (Gemini's ``thought_signature``, else Anthropic's
-  ``signature``) -> ``thoughtSignature`` on that part. ``provider["citations"]`` /
+  ``signature``) -> ``thoughtSignature`` on that part (a value that is not base64,
+  which google-genai would reject, rides as ``streamflowSignature`` instead). ``provider["citations"]`` /
   ``["logprobs"]`` go back to the candidate's ``citationMetadata`` /
   ``logprobsResult``; other provider keys of a fragment ride on its part.
 * ``tool_call`` -> one whole ``functionCall`` part at the group's ``.done`` (``args``
@@ -37,9 +38,10 @@ from ...events import (
 from ..encoder import Encoder, error_fields, native_reason, sse
 from .decode import gemini_usage
 
-__all__ = ["GeminiEncoder", "gemini_usage_json"]
+__all__ = ["GeminiEncoder", "gemini_usage_json", "is_base64"]
 
-_RIDING = frozenset({"citations", "logprobs", "candidate_index", "synthetic_id"})
+_RIDING = frozenset({"citations", "logprobs", "candidate_index", "choice_index",
+                     "synthetic_id"})
 _OWN_META = frozenset({"id", "model", "finish_reason", "candidate", "candidates",
                        "extra_parts", "prompt_feedback"})
 _RESERVED = frozenset({"error", "candidates", "usageMetadata", "promptFeedback"})
@@ -78,6 +80,19 @@ def _signature(fidelity: JSONDict | None) -> str | None:
     return sig if isinstance(sig, str) and sig else None
 
 
+def is_base64(value: str) -> bool:
+    """True when ``value`` is base64 (either alphabet, padding optional, canonical trailing
+    bits): what google-genai accepts as a ``thoughtSignature``."""
+    text = value.rstrip("=")
+    alt = b"-_" if "-" in text or "_" in text else None
+    try:
+        raw = base64.b64decode(text + "=" * (-len(text) % 4), altchars=alt, validate=True)
+    except ValueError:
+        return False
+    again = base64.b64encode(raw, altchars=alt).decode().rstrip("=")
+    return again == text
+
+
 class GeminiEncoder(Encoder):
     """Sans-IO encoder of the Gemini ``alt=sse`` stream (see module doc)."""
 
@@ -110,12 +125,13 @@ class GeminiEncoder(Encoder):
         provider = item.provider or {}
         done = item.type.endswith(".done")
         if self._cand is None:  # the first fragment of a group says its candidate
-            self._cand = provider.get("candidate_index", 0)
+            self._cand = provider.get("candidate_index", provider.get("choice_index", 0))
         cand = self._cand
         if done:
             self._cand = None
         part: JSONDict = {k: v for k, v in provider.items() if k not in _RIDING}
         more: JSONDict = {}
+        fidelity = item.fidelity
         if isinstance(item, (TextItem, ThinkingItem)):
             if done:
                 return b""
@@ -141,12 +157,13 @@ class GeminiEncoder(Encoder):
         elif isinstance(item, InlineThinkingItem):
             if not item.data:
                 return b""
-            part = {"text": "", "thought": True, "thoughtSignature": item.data.decode()}
+            part = {"text": "", "thought": True}
+            fidelity = {"thought_signature": item.data.decode()}
         else:
             return b""
-        sig = _signature(item.fidelity)
-        if sig:
-            part["thoughtSignature"] = sig
+        sig = _signature(fidelity)
+        if sig:  # google-genai rejects a signature that is no base64: that one rides aside
+            part["thoughtSignature" if is_base64(sig) else "streamflowSignature"] = sig
         if not (part.get("text") or len(part) > 1 or more or "functionCall" in part
                 or "inlineData" in part):
             return b""  # an empty fragment carries nothing

@@ -81,7 +81,7 @@ def openai_usage_json(usage: Usage | None) -> JSONDict | None:
     return out
 
 
-def _details(fidelity: JSONDict, index: int) -> list[Any] | None:
+def _details(fidelity: JSONDict) -> list[Any] | None:
     """``reasoning_details`` entries that carry a thinking group's ``fidelity``."""
     details = fidelity.get("reasoning_details")
     if isinstance(details, list):
@@ -90,8 +90,7 @@ def _details(fidelity: JSONDict, index: int) -> list[Any] | None:
     if not sig:
         return None
     fmt = "google-gemini-v1" if "thought_signature" in fidelity else "anthropic-claude-v1"
-    return [{"type": "reasoning.text", "text": "", "signature": sig, "format": fmt,
-             "index": index}]
+    return [{"type": "reasoning.text", "text": "", "signature": sig, "format": fmt}]
 
 
 class OpenAIChatEncoder(Encoder):
@@ -110,9 +109,10 @@ class OpenAIChatEncoder(Encoder):
         self._call_open = False
         self._held: ThinkingItem | None = None
         self._held_choice = 0
-        self._groups = 0                     # thinking groups with a signature so far
+        self._detail = 0                     # the next free reasoning_details index
         self._choices: set[int] = {0}
-        self._choice: int | None = None
+        self._choice: int | None = None     # the open group's choice
+        self._refusal = False                # the open text group is a refusal
 
     def start(self, event: UniEvent) -> bytes:
         meta = self.meta
@@ -134,8 +134,9 @@ class OpenAIChatEncoder(Encoder):
         item = event.content_items[0]
         provider = item.provider or {}
         if self._choice is None:  # the first fragment of a group says its choice
-            self._choice = provider.get("choice_index", 0)
+            self._choice = provider.get("choice_index", provider.get("candidate_index", 0))
             self._choices.add(self._choice)
+            self._refusal = bool(provider.get("refusal"))
         choice = self._choice
         if item.type.endswith(".done"):
             self._choice = None
@@ -156,7 +157,7 @@ class OpenAIChatEncoder(Encoder):
 
     # -- content --------------------------------------------------------------
     def _text(self, item: TextItem, provider: JSONDict, choice: int) -> bytes:
-        field = "refusal" if provider.get("refusal") else "content"
+        field = "refusal" if self._refusal else "content"
         delta: JSONDict = {field: item.text}
         more: JSONDict = {}
         if provider.get("annotations"):
@@ -172,8 +173,7 @@ class OpenAIChatEncoder(Encoder):
             return self._flush()
         held = self._held
         if item.fidelity:
-            self._groups += 1
-            details = _details(item.fidelity, self._groups)
+            details = self._indexed(_details(item.fidelity))
             text = held.thinking if held is not None else ""
             self._held = None
             delta: JSONDict = {self.reasoning: text + item.thinking}
@@ -189,6 +189,20 @@ class OpenAIChatEncoder(Encoder):
         """Write the held thinking fragment, if any."""
         held, self._held = self._held, None
         return self._chunk_of(held) if held is not None else b""
+
+    def _indexed(self, details: list[Any] | None) -> list[Any] | None:
+        """Entries with an ``index`` each (the SDK merges list deltas by it, and raises
+        without one): a missing index is the next free one."""
+        if details is None:
+            return None
+        out = []
+        for entry in details:
+            if isinstance(entry, dict):
+                if type(entry.get("index")) is not int:
+                    entry = {**entry, "index": self._detail}
+                self._detail = max(self._detail, entry["index"] + 1)
+            out.append(entry)
+        return out
 
     def _chunk_of(self, held: ThinkingItem) -> bytes:
         return self._chunk(self._held_choice, {self.reasoning: held.thinking})
@@ -226,7 +240,7 @@ class OpenAIChatEncoder(Encoder):
         if isinstance(item, InlineThinkingItem):
             entry = {"type": "reasoning.encrypted", **(item.fidelity or {}),
                      "data": item.data.decode()}
-            return self._chunk(choice, {"reasoning_details": [entry]})
+            return self._chunk(choice, {"reasoning_details": self._indexed([entry])})
         assert isinstance(item, InlineDataItem)
         data = base64.b64encode(item.data).decode("ascii")
         provider = item.provider or {}

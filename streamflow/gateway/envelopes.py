@@ -51,6 +51,8 @@ def error_response(dialect: str, error: StreamflowError, *,
     """``(status, body)`` of ``error`` in ``dialect``'s error envelope."""
     status = status_of(error, client_side=client_side)
     message = error.message
+    if isinstance(error, HTTPStatusError):  # the upstream's own words, not our prefix
+        message = message.removeprefix(f"HTTP {error.status}: ")
     if isinstance(error, ProtocolError) and not client_side:
         message = f"upstream answer could not be read: {message}"
     kind = error.type if isinstance(error, ProviderError) and error.type else None

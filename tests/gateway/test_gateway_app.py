@@ -140,7 +140,8 @@ async def test_concurrent_requests_stay_apart(gateway: Any) -> None:
     bodies = [turn_bodies("openai-chat")[0], turn_bodies("openai-chat")[1],
               (DATA / "openai_chat" / "parallel_interleaved.sse").read_bytes(),
               (DATA / "openai_chat" / "deepseek_reasoning.sse").read_bytes()] * 2
-    routes = {PATHS["openai-chat"]: [Route.from_body(b, delays=0.002) for b in bodies]}
+    routes = {PATHS["openai-chat"]: [Route.from_body(b, sizes=(97, 151), delays=0.003)
+                                     for b in bodies]}
     expected = sorted(json.dumps(assemble(b, "openai-chat").text) for b in bodies)
     got: list[str] = []
     async with ReplayServer(routes) as server, gateway(server.url, "openai-chat") as url:

@@ -34,6 +34,14 @@ NO_ARGS = {"anthropic": "anthropic_no_arg_tool.sse", "openai-chat": "chat_no_arg
            "gemini": "gemini_no_arg_tool.sse"}
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    """asyncio only: the gateway under test always runs on uvicorn's asyncio loop, and the
+    client side of these SDK checks is the same on trio (the two-turn SDK tests and the
+    disconnect test run on both)."""
+    return "asyncio"
+
+
 def serve_body(upstream: str, *bodies: bytes) -> Any:
     return ReplayServer({PATHS[upstream]: [Route.from_body(b) for b in bodies]})
 

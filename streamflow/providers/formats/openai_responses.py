@@ -205,8 +205,10 @@ def _items(turn: Turn) -> list[JSONDict]:
     content: list[JSONDict] = []
 
     def flush_content() -> None:
-        if content:
-            out.append({"type": "message", "role": turn.role, "content": list(content)})
+        if content:  # an assistant's text goes back as the easy form: a string
+            value: Any = "".join(c["text"] for c in content) if turn.role == "assistant" \
+                else list(content)
+            out.append({"type": "message", "role": turn.role, "content": value})
             content.clear()
 
     for part in turn.parts:

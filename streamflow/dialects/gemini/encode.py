@@ -200,9 +200,9 @@ class GeminiEncoder(Encoder):
 
     def encode_error(self, error: StreamflowError) -> bytes:
         body = getattr(error, "body", None)
-        if isinstance(body, dict) and isinstance(body.get("error"), dict) \
-                and "status" in body["error"]:
-            return sse(body)
+        if isinstance(body, dict) and body.keys() == {"error"} \
+                and isinstance(body["error"], dict) and isinstance(body["error"].get("status"), str):
+            return sse(body)  # Gemini's own error object, as it came
         etype, message, code = error_fields(error)
         status = etype if etype.isupper() else "INTERNAL"
         return sse({"error": {"code": code if isinstance(code, int) else 500,

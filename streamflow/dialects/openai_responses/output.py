@@ -171,7 +171,8 @@ class OutputWriter:
     def _reasoning(self, provider: JSONDict) -> bytes:
         want = provider.get("item_id")
         item = self._item
-        if item is not None and item["type"] == "reasoning" and (not want or want == item["id"]):
+        if (item is not None and item["type"] == "reasoning" and not item.get("encrypted_content")
+                and (not want or want == item["id"])):
             return b""
         return self._open({"id": want or new_id("rs_"), "type": "reasoning", "summary": [],
                            "encrypted_content": None})

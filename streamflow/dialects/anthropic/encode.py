@@ -3,8 +3,9 @@
 Written as the events arrive, with named events (the SDK dispatches on ``event:``):
 
 * ``message_start`` before the first block, with ``id``/``model`` from the first
-  event's ``provider`` (an id is made up when absent; an unknown model is left out) and zero usage (the counters follow in
-  ``message_delta``, as the API sends ``output_tokens``).
+  event's ``provider`` (an id is made up when absent; an unknown model is left
+  out) and zero usage (the counters follow in ``message_delta``, as the API sends
+  ``output_tokens``).
 * One content block per UniEvent group, indexed in order, so a delta never lands in
   a block of another type: ``text`` (``text_delta``; ``provider["citations"]`` ->
   ``citations_delta``), ``thinking`` (``thinking_delta``; ``fidelity["signature"]``,

@@ -40,7 +40,7 @@ from ...events import (
     UniEvent,
     Usage,
 )
-from ..encoder import Encoder, error_fields, native_reason, new_id, sse
+from ..encoder import Encoder, error_fields, native_reason, new_id, slot_index, sse
 from .decode import FINISH_REASONS, openai_usage
 
 __all__ = ["OpenAIChatEncoder", "openai_usage_json"]
@@ -134,10 +134,10 @@ class OpenAIChatEncoder(Encoder):
         item = event.content_items[0]
         provider = item.provider or {}
         if self._choice is None:  # the first fragment of a group says its choice
-            self._choice = provider.get("choice_index", provider.get("candidate_index", 0))
+            self._choice = slot_index(provider, "choice_index", "candidate_index")
             self._choices.add(self._choice)
             self._refusal = bool(provider.get("refusal"))
-        choice = self._choice
+        choice: int = self._choice
         if item.type.endswith(".done"):
             self._choice = None
         if isinstance(item, ThinkingItem):
@@ -268,16 +268,13 @@ class OpenAIChatEncoder(Encoder):
     # -- message level --------------------------------------------------------
     def _stop(self, event: UniEvent) -> bytes:
         meta = self.meta
-        others = {c.get("index"): c for c in meta.get("choices") or ()
-                  if isinstance(c, dict)}
+        others: dict[int, JSONDict] = {c["index"]: c for c in meta.get("choices") or ()
+                                       if isinstance(c, dict) and type(c.get("index")) is int}
         out = b""
         for choice in sorted(self._choices | set(others)):
             if choice == 0:
-                calls = self._calls.get(0, 0)
                 reason = native_reason(
-                    meta.get("finish_reason"), event.finish_reason,
-                    lambda r, n=calls: "tool_call" if r == "stop" and n else
-                    FINISH_REASONS.get(r, "unknown"),
+                    meta.get("finish_reason"), event.finish_reason, self._reads_as,
                     _REASONS.get(event.finish_reason or "unknown", "stop"))
                 extra: JSONDict = {}
             else:
@@ -292,6 +289,12 @@ class OpenAIChatEncoder(Encoder):
             head = {**self._head, **tail}
             out += sse({**head, "choices": [], "usage": usage})
         return out + _DONE
+
+    def _reads_as(self, raw: str) -> str:
+        """The finish reason the openai-chat decoder reads from ``raw`` for this message."""
+        if raw == "stop" and self._calls.get(0):
+            return "tool_call"
+        return FINISH_REASONS.get(raw, "unknown")
 
     def encode_error(self, error: StreamflowError) -> bytes:
         body = getattr(error, "body", None)

@@ -22,7 +22,7 @@ items are not kept). :meth:`fail` writes ``event: error`` with the flat ``code``
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ...errors import StreamflowError
 from ...events import JSONDict, UniEvent, Usage

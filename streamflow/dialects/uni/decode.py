@@ -2,7 +2,8 @@
 
 Each frame is one UniEvent in its JSON form (:meth:`UniEvent.to_dict`), as SSE
 (``data: {...}``, dialect ``uni``, what :class:`~.encode.UniEncoder` writes) or JSON
-lines (dialect ``uni-jsonl``, :class:`~.encode.UniJSONLEncoder`; ``dialect="auto"`` recognises both).
+lines (dialect ``uni-jsonl``, :class:`~.encode.UniJSONLEncoder`; ``dialect="auto"``
+recognises both).
 A recorded pipeline can thus be served and consumed by another streamflow process
 and give the very same events, ``created_at`` and ``provider`` slots included.
 
@@ -31,7 +32,6 @@ from ...events import (
     FINISH_REASONS,
     ContentItem,
     ToolCallItem,
-    UniEvent,
     event_from_dict,
     join_fragments,
 )

@@ -28,6 +28,8 @@ from __future__ import annotations
 import base64
 from typing import Any, ClassVar
 
+from pydantic_core import to_json
+
 from ...errors import StreamflowError
 from ...events import (
     ContentItem,
@@ -104,6 +106,7 @@ class OpenAIChatEncoder(Encoder):
             raise TypeError("reasoning must be 'reasoning' or 'reasoning_content'")
         self.reasoning = reasoning
         self._head: JSONDict = {}
+        self._prefix: bytes | None = None
         self._calls: dict[int, int] = {}     # choice -> tool calls so far
         self._args = False                   # the open call wrote arguments
         self._call_open = False
@@ -124,6 +127,11 @@ class OpenAIChatEncoder(Encoder):
 
     def _chunk(self, choice: int, delta: JSONDict, finish: str | None = None,
                **more: Any) -> bytes:
+        if not (choice or finish or more):  # the per-token path: the envelope is cached
+            if self._prefix is None:
+                head = to_json({**self._head, "choices": [{"index": 0, "delta": None}]})
+                self._prefix = b"data: " + head[:-len(b"null}]}")]
+            return self._prefix + to_json(delta) + b',"finish_reason":null}]}\n\n'
         entry: JSONDict = {"index": choice, "delta": delta, "finish_reason": finish}
         entry.update(more)
         return sse({**self._head, "choices": [entry]})

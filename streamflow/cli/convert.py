@@ -89,6 +89,18 @@ def _options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
+def _open(name: str, mode: str, std: BinaryIO, verb: str) -> BinaryIO | None:
+    """The file ``name`` (``-``: ``std``), or ``None`` after saying why it cannot be opened."""
+    if name == "-":
+        return std
+    try:
+        return open(name, mode)  # type: ignore[return-value]
+    except OSError as exc:
+        print(f"streamflow convert: cannot {verb} {name}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``streamflow convert``; returns the exit code."""
     framing = resolve_framing(args.framing, args.file)
@@ -98,17 +110,11 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         print(f"streamflow convert: {exc}", file=sys.stderr)
         return 2
-    try:
-        source = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
-    except OSError as exc:
-        print(f"streamflow convert: cannot read {args.file}: {exc.strerror or exc}",
-              file=sys.stderr)
+    source = _open(args.file, "rb", sys.stdin.buffer, "read")
+    if source is None:
         return 2
-    try:
-        out = sys.stdout.buffer if args.output == "-" else open(args.output, "wb")
-    except OSError as exc:
-        print(f"streamflow convert: cannot write {args.output}: {exc.strerror or exc}",
-              file=sys.stderr)
+    out = _open(args.output, "wb", sys.stdout.buffer, "write")
+    if out is None:
         return 2
     try:
         error = convert_body(source, out, args.to, args.source, framing, **flavour)

@@ -94,7 +94,7 @@ def _open(name: str, mode: str, std: BinaryIO, verb: str) -> BinaryIO | None:
     if name == "-":
         return std
     try:
-        return open(name, mode)  # type: ignore[return-value]
+        return open(name, mode)  # type: ignore[return-value]  # a binary mode: BinaryIO
     except OSError as exc:
         print(f"streamflow convert: cannot {verb} {name}: {exc.strerror or exc}",
               file=sys.stderr)

@@ -19,7 +19,8 @@
 * Items tagged ``provider["choice_index"]`` go to that choice (``n > 1``).
 * Stop: a finish chunk per choice, then the usage chunk (``choices: []``) carrying
   the message-level provider fields (``system_fingerprint``, ``created``...), then
-  ``data: [DONE]``. :meth:`fail` writes the in-band error chunk (top-level
+  ``data: [DONE]``; ``include_usage=False`` leaves the usage chunk out (a client that
+  did not ask for ``stream_options.include_usage``). :meth:`fail` writes the in-band error chunk (top-level
   ``error``, ``finish_reason: "error"``) and ``[DONE]``.
 """
 
@@ -100,8 +101,9 @@ class OpenAIChatEncoder(Encoder):
 
     name: ClassVar[str] = "openai-chat"
 
-    def __init__(self, reasoning: str = "reasoning") -> None:
+    def __init__(self, reasoning: str = "reasoning", include_usage: bool = True) -> None:
         super().__init__()
+        self.include_usage = include_usage
         if reasoning not in ("reasoning", "reasoning_content"):
             raise TypeError("reasoning must be 'reasoning' or 'reasoning_content'")
         self.reasoning = reasoning
@@ -292,8 +294,8 @@ class OpenAIChatEncoder(Encoder):
             out += self._chunk(choice, {}, reason, **extra)
         tail: JSONDict = {k: v for k, v in meta.items()
                           if k not in _OWN_META and k not in _RESERVED and v is not None}
-        usage = openai_usage_json(event.usage_metadata)
-        if usage is not None or tail:
+        usage = openai_usage_json(event.usage_metadata) if self.include_usage else None
+        if usage is not None or (tail and self.include_usage):
             head = {**self._head, **tail}
             out += sse({**head, "choices": [], "usage": usage})
         return out + _DONE

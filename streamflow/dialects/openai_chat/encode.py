@@ -20,8 +20,8 @@
 * Stop: a finish chunk per choice, then the usage chunk (``choices: []``) carrying
   the message-level provider fields (``system_fingerprint``, ``created``...), then
   ``data: [DONE]``; ``include_usage=False`` leaves the usage chunk out (a client that
-  did not ask for ``stream_options.include_usage``). :meth:`fail` writes the in-band error chunk (top-level
-  ``error``, ``finish_reason: "error"``) and ``[DONE]``.
+  did not ask for ``stream_options.include_usage``). :meth:`fail` writes the in-band
+  error chunk (top-level ``error``, ``finish_reason: "error"``) and ``[DONE]``.
 """
 
 from __future__ import annotations

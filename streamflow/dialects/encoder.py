@@ -31,7 +31,7 @@ from pydantic_core import to_json
 from ..errors import ProviderError, StreamflowError
 from ..events import JSONDict, UniEvent
 
-__all__ = ["Encoder", "dumps", "error_fields", "native_reason", "new_id", "sse"]
+__all__ = ["Encoder", "dumps", "error_fields", "native_reason", "new_id", "slot_index", "sse"]
 
 
 def dumps(obj: Any) -> bytes:
@@ -60,6 +60,15 @@ def native_reason(raw: Any, finish: str | None, decode: Callable[[str], str],
     if type(raw) is str and raw and decode(raw) == finish:
         return raw
     return default
+
+
+def slot_index(provider: JSONDict, *keys: str) -> int:
+    """The first integer among ``provider[key]`` (a choice or candidate index), else 0."""
+    for key in keys:
+        value = provider.get(key)
+        if type(value) is int:
+            return value
+    return 0
 
 
 def error_fields(error: StreamflowError) -> tuple[str, str, Any]:

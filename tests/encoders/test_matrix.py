@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from corpus import RECORDINGS, TARGETS, convert, read_back, opaque, source, summary
+from corpus import RECORDINGS, TARGETS, convert, opaque, read_back, source, summary
 
 from streamflow.dialects.gemini.encode import is_base64
 from streamflow.errors import ProviderError

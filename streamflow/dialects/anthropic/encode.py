@@ -3,8 +3,9 @@
 Written as the events arrive, with named events (the SDK dispatches on ``event:``):
 
 * ``message_start`` before the first block, with ``id``/``model`` from the first
-  event's ``provider`` (an id is made up when absent; an unknown model is left out) and zero usage (the counters follow in
-  ``message_delta``, as the API sends ``output_tokens``).
+  event's ``provider`` (an id is made up when absent; an unknown model is left
+  out) and zero usage (the counters follow in ``message_delta``, as the API sends
+  ``output_tokens``).
 * One content block per UniEvent group, indexed in order, so a delta never lands in
   a block of another type: ``text`` (``text_delta``; ``provider["citations"]`` ->
   ``citations_delta``), ``thinking`` (``thinking_delta``; ``fidelity["signature"]``,
@@ -26,6 +27,8 @@ from __future__ import annotations
 
 import base64
 from typing import Any, ClassVar
+
+from pydantic_core import to_json
 
 from ...errors import StreamflowError
 from ...events import (
@@ -81,6 +84,7 @@ class AnthropicEncoder(Encoder):
         super().__init__()
         self._index = -1
         self._open: str | None = None    # kind of the group whose block is open
+        self._prefix: bytes | None = None  # the open block's content_block_delta head
 
     def start(self, event: UniEvent) -> bytes:
         meta = self.meta
@@ -109,6 +113,7 @@ class AnthropicEncoder(Encoder):
     # -- blocks ---------------------------------------------------------------
     def _block_start(self, item: ContentItem) -> bytes:
         self._index += 1
+        self._prefix = None
         self._open = item.kind
         extras = {k: v for k, v in (item.provider or {}).items() if k not in _RIDING}
         block: JSONDict
@@ -164,6 +169,7 @@ class AnthropicEncoder(Encoder):
 
     def _whole(self, block: JSONDict, deltas: Any = ()) -> bytes:
         self._index += 1
+        self._prefix = None
         out = self._event("content_block_start", content_block=block)
         for delta in deltas:
             out += self._delta(delta)
@@ -173,8 +179,12 @@ class AnthropicEncoder(Encoder):
         return sse({"type": kind, "index": self._index, **fields}, kind)
 
     def _delta(self, delta: JSONDict) -> bytes:
-        return sse({"type": "content_block_delta", "index": self._index, "delta": delta},
-                   "content_block_delta")
+        prefix = self._prefix
+        if prefix is None:  # once per block: the event's bytes up to its delta
+            prefix = self._prefix = (b'event: content_block_delta\ndata: {"type":'
+                                     b'"content_block_delta","index":'
+                                     + str(self._index).encode() + b',"delta":')
+        return prefix + to_json(delta) + b"}\n\n"
 
     # -- message level --------------------------------------------------------
     def _stop(self, event: UniEvent) -> bytes:

@@ -6,8 +6,8 @@ Every fragment is one ``GenerateContentResponse`` chunk with one part, carrying
 * ``text`` -> ``{"text"}``, ``thinking`` -> ``{"text", "thought": true}``; a fragment's
   ``fidelity`` signature (Gemini's ``thought_signature``, else Anthropic's
   ``signature``) -> ``thoughtSignature`` on that part (a value that is not base64,
-  which google-genai would reject, rides as ``streamflowSignature`` instead). ``provider["citations"]`` /
-  ``["logprobs"]`` go back to the candidate's ``citationMetadata`` /
+  which google-genai would reject, rides as ``streamflowSignature`` instead).
+  ``provider["citations"]`` / ``["logprobs"]`` go back to the candidate's ``citationMetadata`` /
   ``logprobsResult``; other provider keys of a fragment ride on its part.
 * ``tool_call`` -> one whole ``functionCall`` part at the group's ``.done`` (``args``
   the parsed object, ``id`` unless the reader made it up, ``thoughtSignature`` from
@@ -35,7 +35,7 @@ from ...events import (
     UniEvent,
     Usage,
 )
-from ..encoder import Encoder, error_fields, native_reason, sse
+from ..encoder import Encoder, error_fields, native_reason, slot_index, sse
 from .decode import gemini_usage
 
 __all__ = ["GeminiEncoder", "gemini_usage_json", "is_base64"]
@@ -45,6 +45,9 @@ _RIDING = frozenset({"citations", "logprobs", "candidate_index", "choice_index",
 _OWN_META = frozenset({"id", "model", "finish_reason", "candidate", "candidates",
                        "extra_parts", "prompt_feedback"})
 _RESERVED = frozenset({"error", "candidates", "usageMetadata", "promptFeedback"})
+_STATUS = {"overloaded_error": (503, "UNAVAILABLE"), "rate_limit_error": (429,
+            "RESOURCE_EXHAUSTED"), "rate_limit_exceeded": (429, "RESOURCE_EXHAUSTED"),
+           "invalid_request_error": (400, "INVALID_ARGUMENT")}
 _REASONS = {"stop": "STOP", "tool_call": "STOP", "length": "MAX_TOKENS", "unknown": "OTHER"}
 
 
@@ -125,8 +128,8 @@ class GeminiEncoder(Encoder):
         provider = item.provider or {}
         done = item.type.endswith(".done")
         if self._cand is None:  # the first fragment of a group says its candidate
-            self._cand = provider.get("candidate_index", provider.get("choice_index", 0))
-        cand = self._cand
+            self._cand = slot_index(provider, "candidate_index", "choice_index")
+        cand: int = self._cand
         if done:
             self._cand = None
         part: JSONDict = {k: v for k, v in provider.items() if k not in _RIDING}
@@ -174,7 +177,7 @@ class GeminiEncoder(Encoder):
         out = b""
         for kept in meta.get("extra_parts") or ():
             if isinstance(kept, dict) and isinstance(kept.get("part"), dict):
-                out += self._chunk([kept["part"]], kept.get("candidate_index") or 0)
+                out += self._chunk([kept["part"]], slot_index(kept, "candidate_index"))
         calls = self._calls
         reason = native_reason(
             meta.get("finish_reason"), event.finish_reason,
@@ -184,9 +187,10 @@ class GeminiEncoder(Encoder):
         for other in meta.get("candidates") or ():
             if isinstance(other, dict):
                 rest = {k: v for k, v in other.items() if k not in ("index", "finish_reason")}
-                out += self._chunk([], other.get("index") or 0,
+                out += self._chunk([], slot_index(other, "index"),
                                    finishReason=other.get("finish_reason") or "STOP", **rest)
-        candidate = meta.get("candidate") if isinstance(meta.get("candidate"), dict) else {}
+        kept = meta.get("candidate")
+        candidate: JSONDict = kept if isinstance(kept, dict) else {}
         last: JSONDict = {"candidates": [{**candidate, "finishReason": reason, "index": 0}]}
         usage = gemini_usage_json(event.usage_metadata)
         if usage is not None:
@@ -200,10 +204,11 @@ class GeminiEncoder(Encoder):
 
     def encode_error(self, error: StreamflowError) -> bytes:
         body = getattr(error, "body", None)
-        if isinstance(body, dict) and isinstance(body.get("error"), dict) \
-                and "status" in body["error"]:
-            return sse(body)
+        if (isinstance(body, dict) and body.keys() == {"error"} and isinstance(body["error"], dict)
+                and isinstance(body["error"].get("status"), str)):
+            return sse(body)  # Gemini's own error object, as it came
         etype, message, code = error_fields(error)
-        status = etype if etype.isupper() else "INTERNAL"
-        return sse({"error": {"code": code if isinstance(code, int) else 500,
-                              "message": message, "status": status}})
+        known = _STATUS.get(etype)
+        status = etype if etype.isupper() else known[1] if known else "INTERNAL"
+        number = code if isinstance(code, int) else known[0] if known else 500
+        return sse({"error": {"code": number, "message": message, "status": status}})

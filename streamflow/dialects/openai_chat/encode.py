@@ -19,14 +19,17 @@
 * Items tagged ``provider["choice_index"]`` go to that choice (``n > 1``).
 * Stop: a finish chunk per choice, then the usage chunk (``choices: []``) carrying
   the message-level provider fields (``system_fingerprint``, ``created``...), then
-  ``data: [DONE]``. :meth:`fail` writes the in-band error chunk (top-level
-  ``error``, ``finish_reason: "error"``) and ``[DONE]``.
+  ``data: [DONE]``; ``include_usage=False`` leaves the usage chunk out (a client that
+  did not ask for ``stream_options.include_usage``). :meth:`fail` writes the in-band
+  error chunk (top-level ``error``, ``finish_reason: "error"``) and ``[DONE]``.
 """
 
 from __future__ import annotations
 
 import base64
 from typing import Any, ClassVar
+
+from pydantic_core import to_json
 
 from ...errors import StreamflowError
 from ...events import (
@@ -40,7 +43,7 @@ from ...events import (
     UniEvent,
     Usage,
 )
-from ..encoder import Encoder, error_fields, native_reason, new_id, sse
+from ..encoder import Encoder, error_fields, native_reason, new_id, slot_index, sse
 from .decode import FINISH_REASONS, openai_usage
 
 __all__ = ["OpenAIChatEncoder", "openai_usage_json"]
@@ -98,12 +101,14 @@ class OpenAIChatEncoder(Encoder):
 
     name: ClassVar[str] = "openai-chat"
 
-    def __init__(self, reasoning: str = "reasoning") -> None:
+    def __init__(self, reasoning: str = "reasoning", include_usage: bool = True) -> None:
         super().__init__()
+        self.include_usage = include_usage
         if reasoning not in ("reasoning", "reasoning_content"):
             raise TypeError("reasoning must be 'reasoning' or 'reasoning_content'")
         self.reasoning = reasoning
         self._head: JSONDict = {}
+        self._prefix: bytes | None = None
         self._calls: dict[int, int] = {}     # choice -> tool calls so far
         self._args = False                   # the open call wrote arguments
         self._call_open = False
@@ -124,6 +129,11 @@ class OpenAIChatEncoder(Encoder):
 
     def _chunk(self, choice: int, delta: JSONDict, finish: str | None = None,
                **more: Any) -> bytes:
+        if not (choice or finish or more):  # the per-token path: the envelope is cached
+            if self._prefix is None:
+                head = to_json({**self._head, "choices": [{"index": 0, "delta": None}]})
+                self._prefix = b"data: " + head[:-len(b"null}]}")]
+            return self._prefix + to_json(delta) + b',"finish_reason":null}]}\n\n'
         entry: JSONDict = {"index": choice, "delta": delta, "finish_reason": finish}
         entry.update(more)
         return sse({**self._head, "choices": [entry]})
@@ -134,10 +144,10 @@ class OpenAIChatEncoder(Encoder):
         item = event.content_items[0]
         provider = item.provider or {}
         if self._choice is None:  # the first fragment of a group says its choice
-            self._choice = provider.get("choice_index", provider.get("candidate_index", 0))
+            self._choice = slot_index(provider, "choice_index", "candidate_index")
             self._choices.add(self._choice)
             self._refusal = bool(provider.get("refusal"))
-        choice = self._choice
+        choice: int = self._choice
         if item.type.endswith(".done"):
             self._choice = None
         if isinstance(item, ThinkingItem):
@@ -268,16 +278,13 @@ class OpenAIChatEncoder(Encoder):
     # -- message level --------------------------------------------------------
     def _stop(self, event: UniEvent) -> bytes:
         meta = self.meta
-        others = {c.get("index"): c for c in meta.get("choices") or ()
-                  if isinstance(c, dict)}
+        others: dict[int, JSONDict] = {c["index"]: c for c in meta.get("choices") or ()
+                                       if isinstance(c, dict) and type(c.get("index")) is int}
         out = b""
         for choice in sorted(self._choices | set(others)):
             if choice == 0:
-                calls = self._calls.get(0, 0)
                 reason = native_reason(
-                    meta.get("finish_reason"), event.finish_reason,
-                    lambda r, n=calls: "tool_call" if r == "stop" and n else
-                    FINISH_REASONS.get(r, "unknown"),
+                    meta.get("finish_reason"), event.finish_reason, self._reads_as,
                     _REASONS.get(event.finish_reason or "unknown", "stop"))
                 extra: JSONDict = {}
             else:
@@ -287,11 +294,17 @@ class OpenAIChatEncoder(Encoder):
             out += self._chunk(choice, {}, reason, **extra)
         tail: JSONDict = {k: v for k, v in meta.items()
                           if k not in _OWN_META and k not in _RESERVED and v is not None}
-        usage = openai_usage_json(event.usage_metadata)
-        if usage is not None or tail:
+        usage = openai_usage_json(event.usage_metadata) if self.include_usage else None
+        if usage is not None or (tail and self.include_usage):
             head = {**self._head, **tail}
             out += sse({**head, "choices": [], "usage": usage})
         return out + _DONE
+
+    def _reads_as(self, raw: str) -> str:
+        """The finish reason the openai-chat decoder reads from ``raw`` for this message."""
+        if raw == "stop" and self._calls.get(0):
+            return "tool_call"
+        return FINISH_REASONS.get(raw, "unknown")
 
     def encode_error(self, error: StreamflowError) -> bytes:
         body = getattr(error, "body", None)

@@ -17,12 +17,13 @@ The terminal event is ``response.completed`` (``response.incomplete`` with
 usage and, as the API sends it and the SDK's ``get_final_response()`` reads it,
 the whole ``output`` (``completed_output=False`` leaves it empty: then the finished
 items are not kept). :meth:`fail` writes ``event: error`` with the flat ``code``/
-``message`` and a nested ``error`` object, so the official SDK raises.
+``message`` and a nested ``error`` object, so the official SDK raises, then
+``response.failed`` with the response so far.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ...errors import StreamflowError
 from ...events import JSONDict, UniEvent, Usage
@@ -108,5 +109,10 @@ class OpenAIResponsesEncoder(Encoder):
     def encode_error(self, error: StreamflowError) -> bytes:
         etype, message, code = error_fields(error)
         code = code if code is not None else etype
-        return self.out.event("error", code=code, message=message, param=None,
-                              error={"type": etype, "code": code, "message": message})
+        out = self.out.event("error", code=code, message=message, param=None,
+                             error={"type": etype, "code": code, "message": message})
+        if not self._response:  # failed before any event: the error alone
+            return out
+        failed = {**self._response, "status": "failed", "output": self.out.output,
+                  "error": {"code": code, "message": message}}
+        return out + self.out.event("response.failed", response=failed)

@@ -14,6 +14,8 @@ import base64
 import json
 from typing import Any
 
+from pydantic_core import to_json
+
 from ...events import (
     ContentItem,
     InlineDataItem,
@@ -42,6 +44,8 @@ class OutputWriter:
         self._item: JSONDict | None = None    # the open output item
         self._part: JSONDict | None = None    # the open part's routing fields
         self._args: list[str] = []            # the open call's argument text
+        self._fast_key: tuple[Any, ...] = ()
+        self._fast = (b"", b"")
 
     # -- event framing --------------------------------------------------------
     def event(self, kind: str, **fields: Any) -> bytes:
@@ -49,6 +53,19 @@ class OutputWriter:
         data = {"type": kind, "sequence_number": self._seq, **fields}
         self._seq += 1
         return sse(data, kind)
+
+    def delta(self, kind: str, where: JSONDict, text: str, tail: bytes = b"") -> bytes:
+        """A delta event (the per-token path): its bytes around the number are cached."""
+        key = (kind, *where.values())
+        if key != self._fast_key:
+            self._fast_key = key
+            inner = to_json(where)[1:-1]
+            self._fast = (b"event: " + kind.encode() + b'\ndata: {"type":"' + kind.encode()
+                          + b'","sequence_number":', b"," + inner + b',"delta":')
+        head, middle = self._fast
+        seq = self._seq
+        self._seq = seq + 1
+        return head + str(seq).encode() + middle + to_json(text) + tail + b"}\n\n"
 
     def raw(self, ev: JSONDict) -> bytes:
         """An event kept as it came (renumbered)."""
@@ -130,13 +147,12 @@ class OutputWriter:
             out += self.event("response.content_part.added", **self._where(), part=part)
         refusal = self._part["refusal"]
         if it.text:
-            more: JSONDict = {}
-            if provider.get("logprobs") and not refusal:
-                more["logprobs"] = provider["logprobs"]
-            elif not refusal:
-                more["logprobs"] = []
-            kind = "response.refusal.delta" if refusal else "response.output_text.delta"
-            out += self.event(kind, **self._where(), delta=it.text, **more)
+            if refusal:
+                out += self.delta("response.refusal.delta", self._where(), it.text)
+            else:
+                logprobs = provider.get("logprobs") or []
+                tail = b',"logprobs":' + to_json(logprobs) if logprobs else b',"logprobs":[]'
+                out += self.delta("response.output_text.delta", self._where(), it.text, tail)
         for note in provider.get("annotations") or ():
             n = self._part.setdefault("notes", 0)
             self._part["notes"] = n + 1
@@ -171,7 +187,8 @@ class OutputWriter:
     def _reasoning(self, provider: JSONDict) -> bytes:
         want = provider.get("item_id")
         item = self._item
-        if item is not None and item["type"] == "reasoning" and (not want or want == item["id"]):
+        if (item is not None and item["type"] == "reasoning" and not item.get("encrypted_content")
+                and (not want or want == item["id"])):
             return b""
         return self._open({"id": want or new_id("rs_"), "type": "reasoning", "summary": [],
                            "encrypted_content": None})
@@ -196,7 +213,7 @@ class OutputWriter:
         if it.thinking:
             kind = ("response.reasoning_text.delta" if self._part["text"]
                     else "response.reasoning_summary_text.delta")
-            out += self.event(kind, **self._slot(), delta=it.thinking)
+            out += self.delta(kind, self._slot(), it.thinking)
         return out
 
     def _slot(self) -> JSONDict:
@@ -248,8 +265,7 @@ class OutputWriter:
             self._args.append(args)
             if not args or self._item is None or self._item["type"] != "function_call":
                 return b""
-            return self.event("response.function_call_arguments.delta", **self._at(),
-                              delta=args)
+            return self.delta("response.function_call_arguments.delta", self._at(), args)
         provider = it.provider or {}
         custom = bool(provider.get("custom"))
         extras = {k: v for k, v in provider.items() if k not in _RIDING}

@@ -68,8 +68,8 @@ def status_error(status: int, headers: Mapping[str, str], body: bytes, *,
     if message is None:
         message = text.strip()[:500] or _reason(status)
     origin = f" from {where}" if where else ""
-    return HTTPStatusError(f"HTTP {status}{origin}: {message}", status=status, headers=head, type=type_,
-                           body=payload if payload is not None else text,
+    return HTTPStatusError(f"HTTP {status}{origin}: {message}", status=status, headers=head,
+                           type=type_, body=payload if payload is not None else text,
                            request_id=request_id)
 
 

@@ -22,7 +22,7 @@ always closed when the subscription ends: on completion, on error, and on dispos
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
 import anyio
@@ -104,7 +104,7 @@ def _read_error_body_sync(response: httpx.Response, idle: float | None) -> bytes
     return bytes(body[:MAX_ERROR_BODY])
 
 
-async def _body(response: httpx.Response) -> AsyncIterator[bytes]:
+async def _body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
     """The body chunks; an httpx failure becomes a typed error naming the request."""
     try:
         async for chunk in response.aiter_bytes():

@@ -2,8 +2,9 @@
 
 :class:`StreamStats` watches UniEvents (O(1) per event) and keeps the response
 id and model, the usage and finish reason of the stop event, the time to the
-first content fragment, the duration, and counts of fragments and finished
-items per kind. The clock is injectable so tests never read wall time.
+first content fragment, the duration, counts of fragments and finished
+items per kind, and the names of the tool calls. The clock is injectable so
+tests never read wall time.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class StreamStats:
         self.events = 0
         self.fragments: dict[str, int] = {}
         self.items: dict[str, int] = {}
+        self.tool_names: list[str] = []
 
     @property
     def model(self) -> str | None:
@@ -85,6 +87,8 @@ class StreamStats:
             kind, _, phase = item.type.partition(".")
             if phase == "done":
                 self.items[kind] = self.items.get(kind, 0) + 1
+                if kind == "tool_call":
+                    self.tool_names.append(str(getattr(item, "name", "")))
             else:
                 self.fragments[kind] = self.fragments.get(kind, 0) + 1
                 if self.first_token_at is None:
@@ -166,6 +170,7 @@ class StreamStats:
             "attempts": self.attempts,
             "fragments": dict(self.fragments),
             "items": dict(self.items),
+            "tools": list(self.tool_names),
             "status": self.status,
             "error": self.error_dict(),
         }

@@ -57,7 +57,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             module.add_arguments(sub)
         else:
             sub = module.add_parser(subparsers)
-        sub.set_defaults(_run=module.run)
+        sub.set_defaults(_run=module.run, _parser=sub)
     return parser
 
 
@@ -75,7 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_selected(args_list))
     try:
-        args = parser.parse_args(args_list)
+        args, extras = parser.parse_known_args(args_list)
+        if extras:  # the subcommand's own usage, not the top level's
+            getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")
     except SystemExit as exc:  # --help, --version, usage errors
         return _exit_code(exc.code)
     run: Any = args._run

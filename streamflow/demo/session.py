@@ -85,7 +85,21 @@ def _total(result: AgentResult) -> str:
 async def run_demo(plan: Plan, render: RenderSink, options: DemoOptions | None = None,
                    *, on_request: Callable[[int, HTTPRequest], Any] | None = None
                    ) -> AgentResult:
-    """Run the demo conversation (see the module doc); returns every turn."""
+    """Run the demo conversation (see the module doc); returns every turn.
+
+    The error of a failed turn is raised as itself (not inside the ``ExceptionGroup``
+    of the loopback server's task group).
+    """
+    try:
+        return await _converse(plan, render, options, on_request)
+    except ExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
+async def _converse(plan: Plan, render: RenderSink, options: DemoOptions | None,
+                    on_request: Callable[[int, HTTPRequest], Any] | None) -> AgentResult:
     options = options or DemoOptions()
     prompt = options.prompt or DEMO_PROMPT
     async with contextlib.AsyncExitStack() as stack:

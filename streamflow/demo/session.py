@@ -61,6 +61,16 @@ def _provider(plan: Plan, options: DemoOptions, base_url: str | None) -> Provide
     return make_provider(plan.dialect, **settings)
 
 
+def _prices(plan: Plan, provider: Provider) -> tuple[float, float] | None:
+    """The price table's entry when the model really is the priced provider's.
+
+    A ``--base-url`` server (llama.cpp, a proxy) runs whatever it runs under the
+    name it was given, so its turns are never priced from the table; a cost the
+    provider reports itself is always shown.
+    """
+    return None if plan.base_url else PRICES.get(provider.model)
+
+
 def _show_results(render: RenderSink) -> Callable[[list[ToolResult]], None]:
     def show(results: list[ToolResult]) -> None:
         for result in results:
@@ -114,7 +124,7 @@ async def _converse(plan: Plan, render: RenderSink, options: DemoOptions | None,
             render.note(f"streamflow demo · {plan.dialect} · bundled recording over "
                         f"{server.url} ({plan.reason})")
         provider = _provider(plan, options, base_url)
-        render.prices = render.prices or PRICES.get(provider.model)
+        render.prices = render.prices or _prices(plan, provider)
         client = await stack.enter_async_context(httpx.AsyncClient(
             timeout=httpx.Timeout(30.0, read=600.0), trust_env=plan.live))
         render.note(f"› {prompt}", style="bold")

@@ -56,3 +56,16 @@ def test_plan_normalises_the_base_url() -> None:
         "https://openrouter.ai/api/v1"
     assert base_url_for("anthropic", "https://proxy.example/anthropic/") == \
         "https://proxy.example/anthropic"
+
+
+def test_a_local_server_is_never_priced_as_the_real_provider() -> None:
+    with anyio.from_thread.start_blocking_portal() as portal, \
+            portal.wrap_async_context_manager(DemoServer("anthropic", fast=True)) as server:
+        local = streamflow("demo", "--dialect", "anthropic", "--base-url", server.url)
+    bundled = streamflow("demo", "--fast", "--plain")
+    assert local.returncode == 0 and bundled.returncode == 0
+    footers = [line for line in local.stderr.splitlines() if " in · " in line]
+    assert len(footers) == 2 and not any("$" in line for line in footers)
+    assert footers[0].startswith("claude-sonnet-4-5")  # the name, just not its price
+    priced = [line for line in bundled.stderr.splitlines() if " in · " in line]
+    assert len(priced) == 2 and all("· $0.0" in line for line in priced)

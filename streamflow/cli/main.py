@@ -72,7 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     0 success, 1 the stream failed (a streamflow error), 2 bad usage or unreadable
     input, 130 interrupted.
     """
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:  # Ctrl-C a command does not handle itself (or at start-up)
+        print("streamflow: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(args_list: list[str]) -> int:
     parser = build_parser(_selected(args_list))
     try:
         args, extras = parser.parse_known_args(args_list)
@@ -83,9 +90,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Any = args._run
     try:
         return int(run(args))
-    except KeyboardInterrupt:
-        print("streamflow: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         # The reader went away (``streamflow inspect x | head``): exit quietly.
         with contextlib.suppress(OSError, ValueError):

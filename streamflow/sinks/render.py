@@ -92,7 +92,7 @@ class RenderSink(BaseSink):
 
     def reset(self) -> None:
         """Forget the previous stream and restart the clock (call before a request)."""
-        self._screen.stop()
+        self._screen.stop(restore=False)  # the terminal stays quiet until the stream ends
         self.stats.reset()
         self._kind: str | None = None
         self._splitter = BlockSplitter()
@@ -144,7 +144,7 @@ class RenderSink(BaseSink):
 
     def _restart(self, notice: StreamRestart) -> None:
         self._close_group()
-        self._screen.stop()
+        self._screen.stop(restore=False)
         if self.plain:
             self._plain_out.end_line()
         error = notice.error
@@ -279,15 +279,18 @@ class RenderSink(BaseSink):
         self._close_group()
         self._screen.stop()
         self._finished = True
+        received = self.stats.events > 0
+        footer = format_footer(self.stats, self.prices, None if self.plain else
+                               self.console.width) if self.show_footer else ""
         if self.plain:
             self._plain_out.end_line(flush=True)
             if error is not None:
-                self._err(error_line(error))
-            if self.show_footer and (error is None or self.stats.events):
-                self._err(format_footer(self.stats, self.prices))
+                self._err(error_line(error, received=received))
+            if footer and (error is None or received):
+                self._err(footer)
             return
         if error is not None:
             style = "bold yellow" if isinstance(error, CancelledStreamError) else "bold red"
-            self._print(Text(error_line(error), style=style), gap=True)
-        if self.show_footer:
-            self._print(Text(format_footer(self.stats, self.prices), style="dim"), gap=True)
+            self._print(Text(error_line(error, received=received), style=style), gap=True)
+        if footer:
+            self._print(Text(footer, style="dim", no_wrap=True, overflow="ellipsis"), gap=True)

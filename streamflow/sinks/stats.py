@@ -129,6 +129,14 @@ class StreamStats:
         return self.usage.response_tokens if self.usage else None
 
     @property
+    def generation_s(self) -> float | None:
+        """Seconds from the first content fragment to the end (or to now)."""
+        if self.first_token_at is None:
+            return None
+        end = self.ended_at if self.ended_at is not None else self.clock()
+        return max(0.0, end - self.first_token_at)
+
+    @property
     def tokens_per_s(self) -> float | None:
         """Output tokens per second of generation (first fragment to end)."""
         out = self.output_tokens

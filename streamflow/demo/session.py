@@ -12,11 +12,13 @@ tool results and a total line are printed as notes.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from rich.cells import cell_len, set_cell_size
 
 from ..agent import Agent, AgentResult, http_sender
 from ..providers import HTTPRequest, Provider, make_provider
@@ -32,7 +34,7 @@ __all__ = ["RECORDED_MODELS", "SYSTEM_PROMPT", "DemoOptions", "run_demo"]
 RECORDED_MODELS = {"anthropic": "claude-sonnet-4-5", "openai-chat": "anthropic/claude-sonnet-4.5"}
 SYSTEM_PROMPT = ("You are a concise assistant. Use the get_weather tool for questions about "
                  "the weather, then answer in a few short lines of Markdown.")
-RESULT_PREVIEW = 110  # characters of a tool result shown (the model gets all of it)
+RESULT_PREVIEW = 2000  # characters of a tool result shown at most when the width is unknown
 # USD per million input/output tokens, for the footer when the provider reports no cost.
 PRICES: dict[str, tuple[float, float]] = {"claude-sonnet-4-5": (3.0, 15.0)}
 
@@ -71,14 +73,26 @@ def _prices(plan: Plan, provider: Provider) -> tuple[float, float] | None:
     return None if plan.base_url else PRICES.get(provider.model)
 
 
+def _width(render: RenderSink) -> int | None:
+    """The columns a note line may use: the console's, or the terminal's behind stderr."""
+    if not render.plain:
+        return render.console.width
+    try:
+        return os.get_terminal_size(render.err_file.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return None  # piped: the whole result, one line
+
+
 def _show_results(render: RenderSink) -> Callable[[list[ToolResult]], None]:
+    """Each result on one line that fits the width (the model gets all of it)."""
     def show(results: list[ToolResult]) -> None:
+        width = _width(render)
         for result in results:
             mark, style = ("✖", "red") if result.is_error else ("✓", "green")
-            text = result.text
-            if len(text) > RESULT_PREVIEW:
-                text = text[:RESULT_PREVIEW - 1] + "…"
-            render.note(f"{mark} {result.name} → {text}", style=style)
+            line = f"{mark} {result.name} → {' '.join(result.text.split())}"[:RESULT_PREVIEW]
+            if width is not None and cell_len(line) > width:
+                line = set_cell_size(line, width - 1) + "…"
+            render.note(line, style=style)
 
     return show
 

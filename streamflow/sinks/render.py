@@ -31,7 +31,6 @@ import time
 from typing import Any, TextIO
 
 from rich.console import Console, RenderableType
-from rich.markdown import Markdown
 from rich.text import Text
 
 from ..errors import CancelledStreamError
@@ -40,7 +39,7 @@ from ..operators.on_error import StreamFailure, StreamRestart
 from ..partial_json import ArgumentBuffer
 from .base import BaseSink
 from .render_live import LiveScreen
-from .render_markdown import BlockSplitter, BottomLines
+from .render_markdown import BlockSplitter, BottomLines, LineBreakMarkdown
 from .render_parts import THINKING_STYLE, error_line, format_footer, other_line, tool_line
 from .render_plain import PlainWriter
 from .sanitize import StreamSanitizer, sanitize
@@ -242,7 +241,8 @@ class RenderSink(BaseSink):
         if (kind or self._kind) == "thinking":
             return Text(text, style=THINKING_STYLE)
         if self.markdown:
-            return BottomLines(Markdown(text, code_theme=self.code_theme, hyperlinks=False))
+            return BottomLines(LineBreakMarkdown(text, code_theme=self.code_theme,
+                                                 hyperlinks=False))
         return Text(text)
 
     def _live_view(self) -> RenderableType | None:

@@ -57,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Anthropic extended thinking budget, 0 to disable (default: 1024)")
     parser.add_argument("--plain", action="store_true", default=None,
                         help="plain text output even on a terminal")
+    parser.add_argument("--record", metavar="DIR", default=None,
+                        help="record each turn to DIR/turnN.sfrec.jsonl (for replay and "
+                             "inspect --timeline)")
 
 
 def _at_least(low: int, text: str) -> int:
@@ -89,7 +92,8 @@ def _single(error: Exception) -> Exception:
 async def _main(args: argparse.Namespace, render: RenderSink, state: dict[str, Any]) -> None:
     plan = state["plan"]
     options = DemoOptions(fast=args.fast, prompt=args.prompt, model=args.model,
-                          max_turns=args.max_turns, thinking_budget=args.thinking_budget)
+                          max_turns=args.max_turns, thinking_budget=args.thinking_budget,
+                          record=args.record)
     failure: list[Exception] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(_watch_interrupt, tg.cancel_scope, state)

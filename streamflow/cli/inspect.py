@@ -35,6 +35,7 @@ from ..framing import FRAMERS
 from ..message import Message
 from .detect import EXIT_NOT_A_STREAM, not_a_stream
 from .summary import render, render_error, sanitize
+from .timeline_model import DEFAULT_STALL
 
 if TYPE_CHECKING:
     from ..sinks.recording import Recording
@@ -61,6 +62,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="byte framing (default: the dialect's own; ndjson for .jsonl files)")
     parser.add_argument("--json", action="store_true",
                         help="print the message as JSON (Message.to_dict(), plus 'error')")
+    parser.add_argument("--timeline", action="store_true",
+                        help="draw a Recorder file's stream on its time axis: time to first "
+                             "token, one bar per content group, stalls, tokens/s")
+    parser.add_argument("--timeline-svg", metavar="OUT.svg", default=None,
+                        help="write the timeline picture as SVG")
+    parser.add_argument("--stall", type=float, default=DEFAULT_STALL, metavar="SECONDS",
+                        help="a gap between chunks that counts as a stall (default: "
+                             f"{DEFAULT_STALL:g})")
     parser.add_argument("--complete-last-event", action="store_true",
                         help="treat the end of the file as the end of a last SSE event that "
                              "lacks its blank line (recordings stored without it)")
@@ -191,8 +200,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"streamflow inspect: {line}" if not line.startswith(" ") else line,
                   file=sys.stderr)
         return EXIT_NOT_A_STREAM
-    timeline = getattr(args, "timeline", False) or getattr(args, "timeline_svg", None)
-    if timeline:
+    if args.timeline or args.timeline_svg:
         from .timeline import show_timeline
 
         return show_timeline(args, result)

@@ -26,6 +26,7 @@ from ..sinks.render import RenderSink
 from ..tools import ToolResult
 from . import DEMO_PROMPT
 from .plan import Plan
+from .record import TurnRecorder
 from .server import DemoServer
 from .tools import demo_tools
 
@@ -48,6 +49,7 @@ class DemoOptions:
     model: str | None = None
     max_turns: int = 4
     thinking_budget: int = 1024
+    record: str | None = None  # a folder: one Recorder file per turn
 
 
 def _provider(plan: Plan, options: DemoOptions, base_url: str | None) -> Provider:
@@ -143,12 +145,20 @@ async def _converse(plan: Plan, render: RenderSink, options: DemoOptions | None,
             timeout=httpx.Timeout(30.0, read=600.0), trust_env=plan.live))
         render.note(f"› {prompt}", style="bold")
 
+        recorder = TurnRecorder(options.record, plan.dialect) if options.record else None
+        if recorder is not None:
+            stack.callback(recorder.close)
+        send = http_sender(client)
+
         def before(number: int, request: HTTPRequest) -> None:
             render.reset()
+            if recorder is not None:
+                recorder.begin(number, request)
             if on_request is not None:
                 on_request(number, request)
 
-        agent = Agent(provider, demo_tools(), http_sender(client), sinks=[render],
+        agent = Agent(provider, demo_tools(), recorder.wrap(send) if recorder else send,
+                      sinks=[render, *([recorder] if recorder else [])],
                       max_turns=options.max_turns, on_request=before,
                       on_results=_show_results(render))
         result = await agent.run(prompt)

@@ -3,14 +3,14 @@
 One row per fact, all on the same axis (seconds since the request was sent)::
 
     request      ●┄┄┄┄┄◆▶                      first byte 0.45s · first token 0.52s
-    thinking         ━━━━━━━━━                 38 fragments · 412 chars
-    text                      ━━━━━━━╌╌━━━━━   61 fragments · 540 chars
-    ⚙ get_weather                          ━━  9 fragments · 48 chars
+    thinking         █████████                 38 fragments · 412 chars · 0.61s
+    text                      ███████▒▒█████   61 fragments · 540 chars · 1.02s
+    ⚙ get_weather                          ██  9 fragments · 48 chars · 0.12s
     stalls                      ░░             1 gap > 0.5s · longest 0.71s at 1.20s
     chunks       ▂▁▃▂▂▁▂▃▂▁▂▂▂▁▂▂▂▁            112 arrivals · up to 4 a column
     tokens/s     ▁▃▆█▇▆▅▅▆▄▁▁▂▅▆▆▅▃            peak 96 · mean 71
 
-A bar runs from a group's first fragment to its last; ``╌`` marks where no
+A bar runs from a group's first fragment to its last; ``▒`` marks where no
 fragment arrived for longer than the stall threshold. ``--timeline-svg out.svg``
 writes the same picture with rich's SVG export. The file must be a Recorder file
 (raw bodies have no arrival times).
@@ -91,11 +91,11 @@ def _bar(axis: _Axis, start: float, end: float, arrivals: list[float], threshold
     cells = [" "] * axis.width
     first, last = axis.column(start), axis.column(end)
     for column in range(first, last + 1):
-        cells[column] = "━"
+        cells[column] = "█"
     for a, b in itertools.pairwise(arrivals):
         if b - a > threshold:  # open but silent: dashed
             for column in range(axis.column(a) + 1, axis.column(b)):
-                cells[column] = "╌"
+                cells[column] = "▒"
     return Text("".join(cells).rstrip(), style=style)
 
 

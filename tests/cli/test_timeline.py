@@ -71,7 +71,7 @@ def test_inspect_timeline_draws_every_row(tmp_path: Path, capsys: pytest.Capture
             "tokens/s"} <= set(rows)
     assert "first byte 0.40s · first token" in rows["request"]
     assert "1 gap > 0.5s · longest 1.25s at 0.95s" in rows["stalls"]
-    assert "━" in rows["thinking"] and "╌" in rows["thinking"]  # silent while it stalled
+    assert "█" in rows["thinking"] and "▒" in rows["thinking"]  # silent while it stalled
     assert "peak " in rows["tokens/s"] and "131 output tokens" in out
     assert max(len(line) for line in out.splitlines()) <= 110
 

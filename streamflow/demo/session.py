@@ -6,24 +6,22 @@ the provider's request builder, and runs :class:`~streamflow.agent.Agent` with t
 caller's render sink: turn 1 streams thinking, text and the ``get_weather`` call,
 the dispatch sink runs the tool, its result goes back in the provider's format, and
 turn 2 streams the answer. Each turn ends with the render sink's usage footer; the
-tool results and a total line are printed as notes.
+render sink shows the tool results itself (the Agent hands them over), and a total
+line is printed as a note.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from rich.cells import cell_len, set_cell_size
 
 from ..agent import Agent, AgentResult, http_sender
 from ..providers import HTTPRequest, Provider, make_provider
 from ..sinks.render import RenderSink
-from ..tools import ToolResult
 from . import DEMO_PROMPT
 from .plan import Plan
 from .record import TurnRecorder
@@ -35,7 +33,6 @@ __all__ = ["RECORDED_MODELS", "SYSTEM_PROMPT", "DemoOptions", "run_demo"]
 RECORDED_MODELS = {"anthropic": "claude-sonnet-4-5", "openai-chat": "anthropic/claude-sonnet-4.5"}
 SYSTEM_PROMPT = ("You are a concise assistant. Use the get_weather tool for questions about "
                  "the weather, then answer in a few short lines of Markdown.")
-RESULT_PREVIEW = 2000  # characters of a tool result shown at most when the width is unknown
 # USD per million input/output tokens, for the footer when the provider reports no cost.
 PRICES: dict[str, tuple[float, float]] = {"claude-sonnet-4-5": (3.0, 15.0)}
 
@@ -75,34 +72,9 @@ def _prices(plan: Plan, provider: Provider) -> tuple[float, float] | None:
     return None if plan.base_url else PRICES.get(provider.model)
 
 
-def _width(render: RenderSink) -> int | None:
-    """The columns a note line may use: the console's, or the terminal's behind stderr."""
-    if not render.plain:
-        return render.console.width
-    try:
-        return os.get_terminal_size(render.err_file.fileno()).columns
-    except (AttributeError, OSError, ValueError):
-        return None  # piped: the whole result, one line
-
-
-def _show_results(render: RenderSink) -> Callable[[list[ToolResult]], None]:
-    """Each result on one line that fits the width (the model gets all of it)."""
-    def show(results: list[ToolResult]) -> None:
-        width = _width(render)
-        for result in results:
-            mark, style = ("✖", "red") if result.is_error else ("✓", "green")
-            line = f"{mark} {result.name} → {' '.join(result.text.split())}"[:RESULT_PREVIEW]
-            if width is not None and cell_len(line) > width:
-                line = set_cell_size(line, width - 1) + "…"
-            render.note(line, style=style)
-
-    return show
-
-
 def _total(result: AgentResult) -> str:
-    usages = [t.message.usage_metadata for t in result.turns if t.message.usage_metadata]
-    prompt = sum(u.prompt_tokens or 0 for u in usages)
-    output = sum(u.response_tokens or 0 for u in usages)
+    usage = result.usage
+    prompt, output = usage.prompt_tokens or 0, usage.response_tokens or 0
     turns = len(result.turns)
     return (f"{turns} turn{'s' if turns != 1 else ''} · {prompt:,} input + {output:,} output "
             f"tokens in total")
@@ -159,8 +131,7 @@ async def _converse(plan: Plan, render: RenderSink, options: DemoOptions | None,
 
         agent = Agent(provider, demo_tools(), recorder.wrap(send) if recorder else send,
                       sinks=[render, *([recorder] if recorder else [])],
-                      max_turns=options.max_turns, on_request=before,
-                      on_results=_show_results(render))
+                      max_turns=options.max_turns, on_request=before)
         result = await agent.run(prompt)
         render.note(_total(result))
         return result

@@ -6,9 +6,11 @@ Every string that came from the model or the provider is sanitised here too.
 from __future__ import annotations
 
 import json
-from typing import Any
+import os
+from typing import Any, TextIO
 
 from rich.cells import cell_len, set_cell_size
+from rich.console import Console
 from rich.text import Text
 
 from ..errors import CancelledStreamError, StreamflowError
@@ -16,7 +18,8 @@ from ..events import ContentItem
 from .sanitize import sanitize
 from .stats import StreamStats
 
-__all__ = ["THINKING_STYLE", "error_line", "format_footer", "other_line", "tool_line"]
+__all__ = ["THINKING_STYLE", "error_line", "fit_line", "format_footer", "note_width", "other_line",
+           "tool_line"]
 
 THINKING_STYLE = "dim italic"
 PREVIEW_CHARS = 400
@@ -111,4 +114,23 @@ def format_footer(stats: StreamStats, prices: tuple[float, float] | None = None,
         rest = cell_len(line) - cell_len(model)
         model = set_cell_size(model, max(1, width - rest - 1)).rstrip() + "…"
         line = " · ".join([model] + [text for _, text in parts])
+    return line
+
+
+def note_width(console: Console, plain: bool, err_file: TextIO) -> int | None:
+    """The columns a note line may use: the console's, or a terminal's behind ``err_file``
+    in plain mode (``None``: piped, no width)."""
+    if not plain:
+        return console.width
+    try:
+        return os.get_terminal_size(err_file.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def fit_line(text: str, width: int) -> str:
+    """``text`` on one line (whitespace runs made single spaces) of at most ``width`` cells."""
+    line = " ".join(text.split())
+    if cell_len(line) > width:
+        line = set_cell_size(line, max(0, width - 1)) + "…"
     return line

@@ -101,7 +101,7 @@ def test_jsonl_file_is_read_as_json_lines(capsys: pytest.CaptureFixture[str]) ->
     assert "  Hello from JSON lines." in out.splitlines()
     # --framing overrides the suffix rule: as SSE these lines hold no event at all.
     code, data = inspect_json(capsys, CLI / "anthropic_text.jsonl", "--framing", "sse")
-    assert code == 1 and data["items"] == []
+    assert code == 2 and data["items"] == []
     assert data["error"]["type"] == "IncompleteStreamError"
 
 
@@ -181,7 +181,7 @@ def test_garbage_with_explicit_dialect_is_a_protocol_error(
                     "detection asks every registered dialect")
 def test_garbage_is_not_detected(capsys: pytest.CaptureFixture[str]) -> None:
     code, data = inspect_json(capsys, CLI / "not_a_stream.txt")
-    assert code == 1
+    assert code == 2  # bad input, not a failed stream
     assert data["error"]["type"] == "DialectDetectionError"
     assert "this is not a provider stream" in data["error"]["message"]
 

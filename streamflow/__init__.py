@@ -8,6 +8,10 @@ sinks subscribe to the result.
 
 from __future__ import annotations
 
+# first: decides, before any hot-path module loads, whether the compiled build is used
+from . import _build
+
+# isort: split
 from ._lazy import lazy_exports
 from .decoder import StreamDecoder, assemble
 from .encoding import encode
@@ -41,6 +45,8 @@ from .limits import Limits
 from .message import Assembler, Message
 
 __version__ = "0.1.0"
+compiled: bool = _build.is_compiled()
+"""True when the mypyc-compiled hot path runs (README, "Compiled build")."""
 
 __all__ = [
     "Assembler",
@@ -70,6 +76,7 @@ __all__ = [
     "UniEvent",
     "Usage",
     "assemble",
+    "compiled",
     "encode",
 ]
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from .dialects import get_dialect, require_dialect
 from .dialects.base import Decoder
 from .errors import IncompleteStreamError, StreamflowError
@@ -24,6 +26,7 @@ __all__ = ["StreamDecoder", "assemble"]
 _BOM = b"\xef\xbb\xbf"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # the pipeline operator subclasses it
 class StreamDecoder:
     """Feed body bytes, get UniEvents; ``dialect="auto"`` detects from the first event.
 

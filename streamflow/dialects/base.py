@@ -20,6 +20,7 @@ import time
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
+from mypy_extensions import mypyc_attr
 from pydantic_core import from_json
 
 from ..errors import (
@@ -253,6 +254,7 @@ class Emitter(Assembler):
         return out
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # the other dialects and users subclass it
 class Decoder(ABC):
     """Sans-IO decoder of one dialect: feed frames, get UniEvents.
 

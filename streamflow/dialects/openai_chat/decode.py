@@ -69,11 +69,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pydantic import BaseModel
 from pydantic_core import from_json
 
 from ...errors import IncompleteStreamError, ProtocolError, ProviderError, StreamflowError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
+from ...limits import Limits
 from ...message import Message
 from ..base import Decoder, Emitter, load_json
 from .choice import ChoiceMapper
@@ -117,10 +119,13 @@ class OpenAIChatDecoder(Decoder):
     name: ClassVar[str] = "openai-chat"
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "data: [DONE]"
-    parse_wire = staticmethod(parse_event)
+    @staticmethod
+    def parse_wire(data: str | bytes) -> BaseModel:
+        """Validate one payload into its typed wire model (for the ``decode`` operator)."""
+        return parse_event(data)
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, limits: Limits | None = None, clock: Any = None) -> None:
+        super().__init__(limits=limits, clock=clock)
         self._first = ChoiceMapper(self.emitter, 0)
         self._others: dict[int, ChoiceMapper] = {}
         self._meta: JSONDict = {}

@@ -77,7 +77,7 @@ from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ...limits import Limits
 from ...message import Message
-from ..base import Decoder, Emitter, load_json
+from ..base import Decoder, Emitter, load_json, parse_payload
 from .choice import ChoiceMapper
 from .wire import parse_event
 
@@ -179,7 +179,7 @@ class OpenAIChatDecoder(Decoder):
                 if not stripped:
                     return
             try:
-                chunk = from_json(data)
+                chunk = parse_payload(data)
             except ValueError:
                 chunk = load_json(data, "openai-chat chunk")  # raises the ProtocolError
             if type(chunk) is not dict:

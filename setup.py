@@ -9,8 +9,8 @@ The metadata lives in ``pyproject.toml``; this file only adds the compiled modul
 * without a C compiler or the Python headers, the build prints one line and
   installs pure Python.
 
-``STREAMFLOW_COMPILE=0`` (the default) builds pure Python; an editable pure
-install also removes compiled modules an earlier editable build left in the tree.
+``STREAMFLOW_COMPILE=0`` (the default) builds pure Python. An editable build first
+removes the compiled modules an earlier editable build left in the tree.
 See README.md, "Compiled build".
 """
 
@@ -59,10 +59,11 @@ def _sources() -> list[str]:
 
 
 def _remove_compiled_from_tree() -> None:
-    """A pure editable install must not leave an earlier compiled build in the tree."""
+    """An editable build starts clean: no compiled module of an earlier build is left
+    beside its ``.py`` (not even of a module no longer compiled)."""
     pkg = ROOT / "streamflow"
-    for name in MODULES:
-        for ext in _BUILD["_extensions"](name, pkg):
+    for ext in pkg.rglob("*"):
+        if ext.suffix in (".so", ".pyd") and ext.with_name(ext.name.split(".")[0] + ".py").exists():
             ext.unlink()
     for lib in ROOT.glob("streamflow__mypyc*"):
         lib.unlink()
@@ -124,11 +125,9 @@ def _compiled() -> dict[str, Any]:
 
 
 def _arguments() -> dict[str, Any]:
-    if _wanted():
-        return _compiled()
     if {"editable_wheel", "develop"} & set(sys.argv[1:]):
         _remove_compiled_from_tree()
-    return {}
+    return _compiled() if _wanted() else {}
 
 
 setup(**_arguments())

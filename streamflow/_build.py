@@ -31,7 +31,6 @@ __all__ = ["COMPILED_MODULES", "MANIFEST", "describe", "guard", "is_compiled", "
 
 COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.events",
-    "streamflow.limits",
     "streamflow.partial_json",
     "streamflow.message",
     "streamflow.decoder",
@@ -76,22 +75,29 @@ def _extensions(name: str, root: Path = PACKAGE) -> list[Path]:
             if any(e == stem + suffix for suffix in EXTENSION_SUFFIXES)]
 
 
-def _stale_reason(root: Path = PACKAGE) -> str | None:
-    """Why the compiled modules under ``root`` must not be used (None: none or all fine)."""
-    present = [name for name in COMPILED_MODULES if _extensions(name, root)]
-    if not present:
-        return None
+def _record(root: Path) -> dict[str, str] | None:
+    """The build record's ``{module: sha256}`` (None when absent or unreadable)."""
     try:
         record = json.loads((root / MANIFEST).read_text(encoding="utf-8"))["modules"]
     except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _stale_reason(root: Path, names: list[str]) -> str | None:
+    """Why the compiled modules under ``root`` must not be used (None: none or all fine)."""
+    present = [name for name in names if _extensions(name, root)]
+    if not present:
+        return None
+    record = _record(root)
+    if record is None:
         return f"compiled modules without a build record ({MANIFEST})"
     for name in present:
-        want = record.get(name)
         try:
-            digest = source_digest(_source(name, root))
+            digest: str | None = source_digest(_source(name, root))
         except OSError:
             digest = None
-        if want is None or digest != want:
+        if digest is None or record.get(name) != digest:
             return f"{_source(name, root).name} changed after it was compiled"
     return None
 
@@ -99,12 +105,13 @@ def _stale_reason(root: Path = PACKAGE) -> str | None:
 class _PureFinder(MetaPathFinder):
     """Loads the listed modules from their ``.py``, shadowing the compiled ones."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, names: list[str]) -> None:
         self.root = root
+        self.names = frozenset(names)
 
     def find_spec(self, fullname: str, path: Any = None,
                   target: ModuleType | None = None) -> ModuleSpec | None:
-        if fullname not in COMPILED_MODULES:
+        if fullname not in self.names:
             return None
         return spec_from_file_location(fullname, _source(fullname, self.root))
 
@@ -116,17 +123,19 @@ def guard() -> None:
     """
     if any(isinstance(f, _PureFinder) for f in sys.meta_path):
         return
+    # what this version compiles, and what the build on disk says it compiled
+    names = sorted({*COMPILED_MODULES, *(_record(PACKAGE) or {})})
     if os.environ.get("STREAMFLOW_PURE", "") not in ("", "0"):
         reason: str | None = "STREAMFLOW_PURE is set"
     else:
-        reason = _stale_reason()
+        reason = _stale_reason(PACKAGE, names)
         if reason is not None:
             warnings.warn(
                 f"streamflow: {reason}; running pure Python. Rebuild with "
                 "`STREAMFLOW_COMPILE=1 pip install -e .` (or `STREAMFLOW_COMPILE=0` for pure).",
                 RuntimeWarning, stacklevel=3)
-    if reason is not None and any(_extensions(n) for n in COMPILED_MODULES):
-        sys.meta_path.insert(0, _PureFinder(PACKAGE))
+    if reason is not None and any(_extensions(n) for n in names):
+        sys.meta_path.insert(0, _PureFinder(PACKAGE, names))
     _state["pure_reason"] = reason
 
 

@@ -31,12 +31,14 @@ __all__ = ["COMPILED_MODULES", "MANIFEST", "describe", "guard", "is_compiled", "
 
 COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.events",
+    "streamflow.grammar",
     "streamflow.partial_json",
     "streamflow.message",
     "streamflow.decoder",
     "streamflow.framing.sse",
     "streamflow.framing.ndjson",
     "streamflow.dialects.base",
+    "streamflow.dialects.emitter",
     "streamflow.dialects.anthropic.blocks",
     "streamflow.dialects.anthropic.decode",
     "streamflow.dialects.openai_chat.calls",

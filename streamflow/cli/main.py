@@ -37,9 +37,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _version() -> str:
-    from .. import __version__
+    from .. import __version__, _build
 
-    return __version__
+    return f"{__version__}, {_build.describe()}"
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -29,8 +29,8 @@ from ..events import ContentItem, JSONDict, ToolCallItem, UniEvent, Usage, usage
 from ..tools import ToolResult
 from .encoder import Encoder
 
-__all__ = ["UIRunEncoder", "b64", "error_text", "partial_arguments", "streamflow_metadata", "total_usage",
-           "turn_summary"]
+__all__ = ["UIRunEncoder", "b64", "error_text", "partial_arguments", "streamflow_metadata",
+           "total_usage", "turn_summary"]
 
 _COUNTERS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens", "cost")
 

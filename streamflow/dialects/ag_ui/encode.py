@@ -53,7 +53,14 @@ from ag_ui.encoder import EventEncoder
 from pydantic_core import to_json
 
 from ...errors import StreamflowError
-from ...events import ContentItem, InlineDataItem, JSONDict, ToolCallItem
+from ...events import (
+    ContentItem,
+    InlineDataItem,
+    JSONDict,
+    TextItem,
+    ThinkingItem,
+    ToolCallItem,
+)
 from ...tools import ToolResult
 from ..ui_run import UIRunEncoder, b64, error_text, streamflow_metadata
 
@@ -128,11 +135,10 @@ class AGUIEncoder(UIRunEncoder):
 
     def grow_group(self, first: ContentItem, item: ContentItem) -> bytes:
         mid = self._id()
-        if first.kind == "text" and getattr(item, "text", ""):
-            return self._write(TextMessageContentEvent(message_id=mid, delta=item.text))  # type: ignore[union-attr]
-        if first.kind == "thinking" and getattr(item, "thinking", ""):
-            return self._write(ReasoningMessageContentEvent(
-                message_id=mid, delta=item.thinking))  # type: ignore[union-attr]
+        if isinstance(item, TextItem) and item.text:
+            return self._write(TextMessageContentEvent(message_id=mid, delta=item.text))
+        if isinstance(item, ThinkingItem) and item.thinking:
+            return self._write(ReasoningMessageContentEvent(message_id=mid, delta=item.thinking))
         if isinstance(item, ToolCallItem) and isinstance(item.arguments, str) and item.arguments:
             return self._write(ToolCallArgsEvent(tool_call_id=self._call_id(first),
                                                  delta=item.arguments))

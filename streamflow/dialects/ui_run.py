@@ -140,8 +140,8 @@ class UIRunEncoder(Encoder):
         return b"".join(out)
 
     def encode_error(self, error: StreamflowError) -> bytes:
-        """The in-band error: the open group closed (or marked failed), then the error."""
-        out = []
+        """The in-band error: the run opened if need be, the open group closed, the error."""
+        out = [self._begin()]
         if self.group is not None:
             out.append(self.abort_group(self.group, error))
             self.group = None

@@ -36,7 +36,6 @@ __all__ = ["HEADERS", "VercelUIEncoder"]
 
 HEADERS: dict[str, str] = {
     "cache-control": "no-cache",
-    "connection": "keep-alive",
     "x-vercel-ai-ui-message-stream": "v1",
     "x-accel-buffering": "no",
 }

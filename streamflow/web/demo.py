@@ -110,6 +110,7 @@ def serve_demo(args: argparse.Namespace, plan: Plan) -> int:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(("127.0.0.1", args.port))
+        sock.listen(128)  # connections wait in the backlog until uvicorn accepts
     except OSError as exc:
         print(f"streamflow demo: cannot listen on 127.0.0.1:{args.port}: {exc}", file=sys.stderr)
         return 2

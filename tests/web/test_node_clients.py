@@ -19,8 +19,13 @@ from typing import Any
 import pytest
 from cases import Encoded, case_name, encode_recording, recordings
 
+from streamflow.decoder import StreamDecoder, assemble
+from streamflow.demo import recording
+from streamflow.demo.tools import get_weather
+from streamflow.dialects import get_encoder
 from streamflow.events import InlineThinkingItem, TextItem, ThinkingItem, ToolCallItem
 from streamflow.message import Message
+from streamflow.tools import ToolResult
 
 BROKEN_VERCEL = 'data: {"type":"start"}\n\ndata: {"type":"text-delta","id":"t","delta":"x"}\n\n'
 BROKEN_AGUI = ('data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
@@ -71,6 +76,8 @@ def oracle(node_clients: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
         cases.append({"name": case_name(path), "vercel": vercel.body.decode(),
                       "agui": agui.body.decode()})
     cases.append({"name": "<broken>", "vercel": BROKEN_VERCEL, "agui": BROKEN_AGUI})
+    cases.append({"name": "<agent run>", "vercel": demo_run("vercel-ui").decode(),
+                  "agui": demo_run("ag-ui").decode()})
     file = tmp_path_factory.mktemp("oracle") / "cases.json"
     file.write_text(json.dumps(cases))
     done = subprocess.run([shutil.which("node") or "node", "check.mjs", str(file)],
@@ -81,6 +88,37 @@ def oracle(node_clients: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
 
 
 NAMES = [case_name(p) for p in recordings()]
+
+
+def demo_run(target: str) -> bytes:
+    """The bundled demo conversation as one run: turn 1, the real tool result, turn 2."""
+    encoder = get_encoder(target)(run=True)
+    turn1 = StreamDecoder("anthropic").feed(recording("anthropic", 1))
+    body = b"".join(encoder.feed(e) for e in turn1)
+    call = assemble(recording("anthropic", 1), "anthropic").tool_calls[0]
+    assert isinstance(call.arguments, dict)
+    body += encoder.tool_results([ToolResult(call.tool_call_id, call.name,
+                                             get_weather(**call.arguments))])
+    body += b"".join(encoder.feed(e) for e in StreamDecoder("anthropic").feed(
+        recording("anthropic", 2)))
+    return body + encoder.finish()
+
+
+def test_an_agent_run_folds_into_one_message_with_two_steps(oracle: dict[str, Any]) -> None:
+    verdict = oracle["verdicts"]["<agent run>"]
+    assert verdict["vercel"]["schemaErrors"] == [] and verdict["vercel"]["streamErrors"] == []
+    parts = verdict["vercel"]["message"]["parts"]
+    assert [p["type"] for p in parts] == ["step-start", "reasoning", "text", "tool-get_weather",
+                                          "step-start", "text"]
+    tool = parts[3]
+    assert tool["state"] == "output-available"
+    assert tool["input"] == {"city": "Lisbon", "unit": "celsius"}
+    assert tool["output"]["temperature"] == 17
+    assert parts[1]["providerMetadata"]["streamflow"]["fidelity"]["signature"]
+    metadata = verdict["vercel"]["message"]["metadata"]
+    assert [t["finish_reason"] for t in metadata["turns"]] == ["tool_call", "stop"]
+    assert verdict["agui"]["schemaErrors"] == [] and verdict["agui"]["verifyError"] is None
+    assert verdict["agui"]["types"].count("STEP_STARTED") == 2
 
 
 def test_the_oracles_reject_a_broken_stream(oracle: dict[str, Any]) -> None:

@@ -52,6 +52,13 @@ function answerView(container) {
     return tools[id];
   }
 
+  function settle(id, className, status, text) {
+    const t = tool(id);
+    t.box.classList.add(className);
+    t.status.textContent = status;
+    t.result.textContent = text;
+  }
+
   return function handle(chunk) {
     switch (chunk.type) {
       case "start-step": step = el("section", "step"); answer.append(step); break;
@@ -83,27 +90,9 @@ function answerView(container) {
         t.status.textContent = "running…";
         break;
       }
-      case "tool-input-error": {
-        const t = tool(chunk.toolCallId);
-        t.box.classList.add("failed");
-        t.status.textContent = "bad arguments";
-        t.result.textContent = chunk.errorText;
-        break;
-      }
-      case "tool-output-available": {
-        const t = tool(chunk.toolCallId);
-        t.box.classList.add("done");
-        t.status.textContent = "✓ done";
-        t.result.textContent = pretty(chunk.output);
-        break;
-      }
-      case "tool-output-error": {
-        const t = tool(chunk.toolCallId);
-        t.box.classList.add("failed");
-        t.status.textContent = "✖ failed";
-        t.result.textContent = chunk.errorText;
-        break;
-      }
+      case "tool-input-error": settle(chunk.toolCallId, "failed", "bad arguments", chunk.errorText); break;
+      case "tool-output-available": settle(chunk.toolCallId, "done", "✓ done", pretty(chunk.output)); break;
+      case "tool-output-error": settle(chunk.toolCallId, "failed", "✖ failed", chunk.errorText); break;
       case "file": {
         if (chunk.mediaType.startsWith("image/")) {
           const img = el("img", "file");

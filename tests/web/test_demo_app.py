@@ -1,4 +1,4 @@
-"""The ``--web`` demo app without a browser: its page, its static files, its chat stream, its flag."""
+"""The ``--web`` demo app without a browser: page, static files, chat stream, the flag."""
 
 from __future__ import annotations
 

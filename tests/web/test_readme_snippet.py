@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from realdata import ROOT
@@ -71,4 +72,35 @@ async def test_the_readme_fastapi_app_serves_both_protocols(
     events = payloads(agui.content)
     assert events[0] == {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1"}
     assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["runId"] == "run-1"
+    sys.modules.pop("readme_app", None)
+
+
+async def test_the_real_clients_talk_to_the_readme_app_over_http(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, node_clients: Path) -> None:
+    """useChat's DefaultChatTransport and AG-UI's HttpAgent, in Node, against the app."""
+    pytest.importorskip("fastapi", reason="the README snippet uses FastAPI")
+    async with DemoServer("anthropic", fast=True) as upstream:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", upstream.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        app = readme_app(tmp_path)
+        with serve_app(app) as url:
+            done = await anyio.run_process(
+                ["node", "http_clients.mjs", url + "/api/chat", url + "/api/agui"],
+                cwd=node_clients, check=False)
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    result = json.loads(done.stdout)
+    message = result["vercel"]["message"]
+    assert result["vercel"]["errors"] == []
+    assert [p["type"] for p in message["parts"]] == [
+        "step-start", "reasoning", "text", "tool-get_weather", "step-start", "text"]
+    assert message["parts"][3]["state"] == "output-available"
+    assert message["parts"][3]["output"]["temperature"] == 17
+    assert "jacket" in message["parts"][5]["text"]
+    agui = result["agui"]
+    assert agui["events"][0] == "RUN_STARTED" and agui["events"][-1] == "RUN_FINISHED"
+    roles = [m["role"] for m in agui["messages"]]
+    assert roles[0] == "user" and "tool" in roles and roles[-1] == "assistant"
+    tool = next(m for m in agui["messages"] if m["role"] == "tool")
+    assert json.loads(tool["content"])["temperature"] == 17
+    assert "jacket" in agui["messages"][-1]["content"]
     sys.modules.pop("readme_app", None)

@@ -21,6 +21,7 @@ from starlette.responses import Response
 from starlette.routing import Route as HTTPRoute
 
 from streamflow.decoder import StreamDecoder
+from streamflow.demo.server import event_chunks
 from streamflow.dialects.ag_ui.encode import AGUIEncoder
 from streamflow.dialects.vercel_ui.encode import VercelUIEncoder
 from streamflow.server import ReplayServer, Route
@@ -111,8 +112,8 @@ async def test_provider_error_is_written_in_band() -> None:
 
 @pytest.mark.parametrize("respond", [ui_message_stream_response, ag_ui_response])
 async def test_client_disconnect_cancels_the_upstream_request(respond: Any) -> None:
-    body = TOOL_TURN.read_bytes()
-    slow = Route(chunks=[body[i:i + 8] for i in range(0, len(body), 8)], delays=0.05)
+    chunks = event_chunks(TOOL_TURN.read_bytes())  # one SSE event per HTTP chunk
+    slow = Route(chunks=chunks, delays=[0.0] + [0.2] * (len(chunks) - 1))
     async with ReplayServer(slow) as upstream:
         with serve_app(proxy_app(upstream.url, respond)) as url:
             async with httpx.AsyncClient(timeout=30) as client:

@@ -108,8 +108,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"streamflow demo: no bundled recording for {plan.dialect}", file=sys.stderr)
         return 2
     if args.web:
-        from ..web.demo import serve_demo  # needs the web extra
-
+        try:
+            from ..web.demo import serve_demo
+        except ImportError as exc:
+            print(f"streamflow demo --web: {exc}", file=sys.stderr)
+            return 2
         return serve_demo(args, plan)
     render = RenderSink(Console(highlight=False), plain=args.plain)
     state: dict[str, Any] = {"plan": plan, "interrupted": False}

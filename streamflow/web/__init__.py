@@ -9,6 +9,12 @@ an :func:`agent_run`, and cancel the upstream request when the client disconnect
 
 from __future__ import annotations
 
+try:
+    import starlette  # noqa: F401
+    import uvicorn  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("streamflow.web needs the web extra: pip install 'streamflow[web]'") from exc
+
 from .drive import AgentRun, EncoderSink, agent_run
 from .outbox import Outbox
 from .responses import (

@@ -108,6 +108,7 @@ class AGUIEncoder(UIRunEncoder):
         return self._write(RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id))
 
     def begin_step(self, number: int) -> bytes:
+        self._text_id = None  # a tool call's parent is a text message of its own turn
         return self._write(StepStartedEvent(step_name=f"turn {number}"))
 
     def end_step(self, number: int, summary: JSONDict) -> bytes:

@@ -20,6 +20,7 @@ delivers before the error so nothing is lost::
     ├── StreamTimeoutError             idle-read timeout or overall deadline: kind, seconds
     ├── TransportError                 the connection failed or dropped mid-body
     ├── CancelledStreamError           the consumer cancelled the stream
+    ├── NoScopeError                   an async source subscribed outside ``streamflow.scope()``
     └── SinkError                      a sink raised (the stream itself went to its end)
 
 When the stream fails *and* sinks raised, ``run()`` raises the stream's error with
@@ -47,6 +48,7 @@ __all__ = [
     "StreamTimeoutError",
     "TransportError",
     "CancelledStreamError",
+    "NoScopeError",
     "SinkError",
 ]
 
@@ -75,6 +77,19 @@ class StreamflowError(Exception):
     def with_partial(self, partial: Message) -> StreamflowError:
         """Attach the partial message unless one is already set; returns ``self``."""
         if self.partial is None:
+            self.partial = partial
+        return self
+
+    def attach(self, partial: Message | None, before: list[UniEvent] | None = None
+               ) -> StreamflowError:
+        """The one place context is added to an error on its way out; returns ``self``.
+
+        ``partial`` is set unless one already is; ``before`` (events decoded earlier
+        in the same call and not yet delivered) goes in front of :attr:`events`.
+        """
+        if before:
+            self.events = before + self.events
+        if self.partial is None and partial is not None:
             self.partial = partial
         return self
 
@@ -215,6 +230,10 @@ class TransportError(StreamflowError):
 
 class CancelledStreamError(StreamflowError):
     """The consumer cancelled the stream (dispose, Ctrl-C); the connection was closed."""
+
+
+class NoScopeError(StreamflowError, RuntimeError):
+    """An asynchronous source was subscribed outside ``async with streamflow.scope()``."""
 
 
 class SinkError(StreamflowError):

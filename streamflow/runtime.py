@@ -31,68 +31,62 @@ Outcome:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import anyio
 from reactivex import Observable, abc
 
+from .decoder import StreamDecoder, lending
 from .errors import CancelledStreamError, StreamflowError
 from .events import UniEvent
 from .limits import Limits
 from .message import Assembler, Message
 from .operators._base import Handlers, Operator, stateful
 from .operators.on_error import StreamFailure, StreamRestart
-from .operators.pipeline import EmittingDecoder
+from .operators.pipeline import subscribe_decoder
 from .sinks.base import AsyncSink, AsyncSinkFeeder, SinkError
 from .sources.bridge import scope
+from .sources.coerce import as_source
 
 __all__ = ["as_events", "run", "run_sync"]
 
 
 def as_events(dialect: str = "auto", framing: str | None = None, limits: Limits | None = None,
-              on_decoder: Callable[[EmittingDecoder], None] | None = None,
               **options: Any) -> Operator[Any, Any]:
-    """Decode ``bytes`` items like ``pipeline()``; pass anything else through (run's front).
-
-    ``on_decoder`` is told the decoder of each subscription that decodes bytes, so
-    ``run`` can read the message it already assembles instead of assembling twice.
-    """
+    """Decode ``bytes`` items like ``pipeline()``; pass anything else through (run's front)."""
 
     def setup(observer: abc.ObserverBase[Any]) -> Handlers:
-        state: EmittingDecoder | None = None
+        handlers: Handlers | None = None
         decided = False
 
-        def make() -> EmittingDecoder:
-            decoder = EmittingDecoder(observer.on_next, dialect, framing=framing, limits=limits,
-                                      **options)
-            if on_decoder is not None:
-                on_decoder(decoder)
-            return decoder
+        def make() -> Handlers:
+            return subscribe_decoder(observer, dialect, framing, limits, options)[1]
 
         def on_next(item: Any) -> None:
-            nonlocal state, decided
+            nonlocal handlers, decided
             if not decided:
                 decided = True
                 if isinstance(item, (bytes, bytearray, memoryview)):
-                    state = make()
-            if state is None:
+                    handlers = make()
+            if handlers is None:
                 observer.on_next(item)
             else:
-                state.feed(bytes(item))
+                handlers[0](bytes(item))
 
         def on_error(error: Exception) -> None:
-            if state is not None:
-                state.rescue(error)
-            observer.on_error(error)
+            if handlers is None:
+                observer.on_error(error)
+            else:
+                handlers[1](error)
 
         def on_completed() -> None:
-            nonlocal state
+            nonlocal handlers
             if not decided:  # an empty body: let the decoder say so
-                state = make()
-            if state is not None:
-                state.end()
-            observer.on_completed()
+                handlers = make()
+            if handlers is None:
+                observer.on_completed()
+            else:
+                handlers[2]()
 
         return on_next, on_error, on_completed
 
@@ -118,7 +112,7 @@ class _FanOut(abc.ObserverBase[Any]):
 
     def __init__(self, sinks: tuple[Any, ...]) -> None:
         self.assembler = Assembler()
-        self.decoder: EmittingDecoder | None = None  # set when run() decodes bytes itself
+        self.decoder: StreamDecoder | None = None  # lent by the pipeline run() subscribes
         self.feeders: list[AsyncSinkFeeder] = []
         self.targets: list[Any] = []
         for sink in sinks:
@@ -136,6 +130,7 @@ class _FanOut(abc.ObserverBase[Any]):
         self.error: Exception | None = None
         self.converted: StreamFailure | None = None
         self.finished = False
+        self.foreign: str | None = None  # the type of the first item that is no UniEvent
         self.done: anyio.Event | None = None
 
     def _detach(self, target: Any, exc: BaseException) -> None:
@@ -153,8 +148,11 @@ class _FanOut(abc.ObserverBase[Any]):
                 self.assembler.feed(value)
         elif isinstance(value, StreamRestart):
             self.assembler = Assembler()
+            self.decoder = None  # the restarted stream is assembled here
         elif isinstance(value, StreamFailure):
             self.converted = value
+        elif self.foreign is None:  # a Block of group_by_block()...: sinks may want it
+            self.foreign = type(value).__name__
         for target in self.targets:
             try:
                 target.on_next(value)
@@ -167,7 +165,8 @@ class _FanOut(abc.ObserverBase[Any]):
             try:
                 getattr(target, method)(*args)
             except Exception as exc:
-                self._detach(target, exc)
+                if not (args and exc is args[0]):  # re-raising the error it got: not a failure
+                    self._detach(target, exc)
         if self.done is not None:
             self.done.set()
 
@@ -185,11 +184,14 @@ class _FanOut(abc.ObserverBase[Any]):
 
     @property
     def message(self) -> Message:
-        """The message so far: from the decoder when run() decodes, else assembled here."""
+        """The message so far: the lent decoder's, else assembled here."""
         return self.decoder.partial if self.decoder is not None else self.assembler.message
 
-    def adopt(self, decoder: EmittingDecoder) -> None:
-        """Use ``decoder``'s own assembled state (one assembly per stream, not two)."""
+    def adopt(self, decoder: StreamDecoder) -> None:
+        """Use the lent decoder's own assembled state (one assembly per stream, not two).
+
+        The latest wins: a retry re-subscribes the pipeline, which lends its new decoder.
+        """
         self.decoder = decoder
 
     def result(self) -> Message:
@@ -199,6 +201,8 @@ class _FanOut(abc.ObserverBase[Any]):
                 self.failures.append((feeder.sink, feeder.failure))
         message = self.message
         error = self.error or (self.converted.error if self.converted else None)
+        if error is None and not message.complete and self.foreign and not message.items:
+            raise _not_an_event(self.foreign)
         if error is None and not message.complete:
             error = CancelledStreamError("the stream completed before its stop event "
                                          "(an operator such as take() ended it)", partial=message)
@@ -211,16 +215,44 @@ class _FanOut(abc.ObserverBase[Any]):
         return message
 
 
-def _front(source: Observable[Any], dialect: str, framing: str | None, limits: Limits | None,
+def _not_an_event(name: str) -> TypeError:
+    """The error for a stream of items run() cannot assemble (Blocks, strings...)."""
+    hint = (": run() assembles the message from UniEvents -- pass the UniEvent stream and "
+            "apply group_by_block() inside a sink (see examples/per_block_ui.py)"
+            if name == "Block" else "")
+    return TypeError(f"run() takes a source of bytes or UniEvents; it got {name} items "
+                     f"and no UniEvent{hint}")
+
+
+def _front(source: Any, dialect: str, framing: str | None, limits: Limits | None,
            options: dict[str, Any], fan: _FanOut) -> Observable[Any]:
+    source = as_source(source)
     framing = framing or getattr(source, "framing", None)
-    return source.pipe(as_events(dialect, framing, limits, fan.adopt, **options))
+    return source.pipe(as_events(dialect, framing, limits, **options))
 
 
-async def run(source: Observable[Any], *sinks: Any, dialect: str = "auto",
+async def run(source: Any, *sinks: Any, dialect: str = "auto",
               framing: str | None = None, limits: Limits | None = None,
               **options: Any) -> Message:
-    """Subscribe once, feed every sink, return the message (see the module doc)."""
+    """Subscribe once to ``source``, feed every sink, return the assembled message.
+
+    Args:
+        source: what to read -- a streamflow source (``from_httpx(client, request)``,
+            ``from_bytes``, ``ReplaySource``...), a pipeline of UniEvents you composed,
+            ``bytes``, an (async) iterable of ``bytes``, or an ``httpx.Response``
+            opened with ``stream=True``. Anything else is a ``TypeError``.
+        *sinks: observers (``on_next``/``on_error``/``on_completed``), plain callables
+            (``on_next`` only) or :class:`~streamflow.sinks.AsyncSink` instances, fed
+            every item in this order.
+        dialect: the wire format of a byte source; ``"auto"`` detects it.
+        framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).
+        limits: :class:`~streamflow.Limits` for the decoder and the read timeouts.
+        **options: passed to the dialect decoder.
+
+    Returns the final :class:`~streamflow.Message`; raises the stream's typed error
+    (``.partial`` attached), ``SinkError`` when a sink raised, or ``CancelledStreamError``
+    when the stream ended before its stop event (see the module doc).
+    """
     fan = _FanOut(sinks)
     fan.done = anyio.Event()
     async with scope(limits) as owner:
@@ -228,7 +260,8 @@ async def run(source: Observable[Any], *sinks: Any, dialect: str = "auto",
             owner.pressure.append(feeder)
             owner.task_group.start_soon(feeder.consume,
                                         name=f"streamflow-sink:{type(feeder.sink).__name__}")
-        subscription = _front(source, dialect, framing, limits, options, fan).subscribe(fan)
+        with lending(fan.adopt):
+            subscription = _front(source, dialect, framing, limits, options, fan).subscribe(fan)
         try:
             await fan.done.wait()
         except BaseException:
@@ -238,23 +271,30 @@ async def run(source: Observable[Any], *sinks: Any, dialect: str = "auto",
             for feeder in fan.feeders:
                 feeder.detach(CancelledStreamError("run() was cancelled"))
             raise
+        subscription.dispose()  # ended early (an error, a failed Block subscriber): close now
         for feeder in fan.feeders:
             await feeder.finish()
     return fan.result()
 
 
-def run_sync(source: Observable[Any], *sinks: Any, dialect: str = "auto",
+def run_sync(source: Any, *sinks: Any, dialect: str = "auto",
              framing: str | None = None, limits: Limits | None = None,
              **options: Any) -> Message:
     """:func:`run` without an event loop, for synchronous sources and sync sinks.
 
-    Bytes, iterables, files and a sync ``httpx.Client`` source push in this thread;
-    an async source fails with ``NoScopeError`` (use ``await run(...)``).
+    Args:
+        source: ``bytes``, an iterable of ``bytes``, ``from_bytes``/``from_file``/
+            ``ReplaySource``, ``from_httpx`` with a sync ``httpx.Client``, or a
+            synchronous pipeline of UniEvents; they push in this thread. An async
+            source fails with ``NoScopeError`` (use ``await run(...)``).
+        *sinks: sync sinks (an ``AsyncSink`` is a ``TypeError``).
+        dialect, framing, limits, **options: as for :func:`run`.
     """
     if any(isinstance(s, AsyncSink) for s in sinks):
         raise TypeError("AsyncSink needs an event loop: use `await streamflow.run(...)`")
     fan = _FanOut(sinks)
-    _front(source, dialect, framing, limits, options, fan).subscribe(fan)
+    with lending(fan.adopt):
+        _front(source, dialect, framing, limits, options, fan).subscribe(fan)
     if not fan.finished:
         raise RuntimeError("the source did not finish synchronously: use `await run(...)`")
     return fan.result()

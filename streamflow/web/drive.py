@@ -4,9 +4,9 @@
 ``dialect``) or a source of UniEvents goes through :func:`streamflow.run` with an
 :class:`EncoderSink`; an :class:`AgentRun` runs a copy of its agent with that sink
 added, so every turn streams into the same UI message, and each turn's tool results
-(``Agent.on_results``) are written between the steps. A typed error ends the body
-with the protocol's in-band error; cancellation (the client went away) ends it with
-nothing and cancels the upstream request.
+(the Agent hands them to its sinks' ``on_tool_result``) are written between the steps.
+A typed error ends the body with the protocol's in-band error; cancellation (the
+client went away) ends it with nothing and cancels the upstream request.
 """
 
 from __future__ import annotations
@@ -54,18 +54,14 @@ class EncoderSink(AsyncSink):
         if isinstance(event, UniEvent):
             await self.outbox.put(self.encoder.feed(event))
 
+    def on_tool_result(self, result: ToolResult) -> None:
+        """A tool result of the turn that just ended (the Agent calls it between turns)."""
+        self.outbox.put_nowait(self.encoder.tool_results([result]))
+
 
 async def _run_agent(job: AgentRun, sink: EncoderSink) -> None:
     agent = copy.copy(job.agent)  # the caller's agent is left as it was (it may be shared)
     agent.sinks = [*job.agent.sinks, sink]
-    theirs = job.agent.on_results
-
-    def on_results(results: list[ToolResult]) -> None:
-        if theirs is not None:
-            theirs(results)
-        sink.outbox.put_nowait(sink.encoder.tool_results(results))
-
-    agent.on_results = on_results
     await agent.run(job.prompt)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 import pytest
-from realdata import ROOT
+from realdata import DATA, ROOT
 
 from streamflow.decoder import assemble
 from streamflow.demo import recording
@@ -88,12 +88,12 @@ def replay_in_thread(route: Route) -> Iterator[str]:
         thread.join(10)
 
 
-def open_page(browser: Any, url: str) -> tuple[Any, list[str]]:
+def open_page(browser: Any, url: str, state: str = "done") -> tuple[Any, list[str]]:
     page = browser.new_page(viewport={"width": 900, "height": 900})
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.goto(url)
-    page.wait_for_selector("article.assistant[data-state=done]", timeout=30_000)
+    page.wait_for_selector(f"article.assistant[data-state={state}]", timeout=30_000)
     return page, dialogs
 
 
@@ -150,3 +150,13 @@ def test_model_text_is_shown_as_text_and_runs_nothing(browser: Any) -> None:
         assert page.evaluate("window.__xss") is None
         assert dialogs == []
         assert "evil-model" in (page.locator(".assistant .usage").text_content() or "")
+
+
+def test_a_failed_stream_keeps_the_partial_answer_and_shows_the_error(browser: Any) -> None:
+    route = Route(chunks=[(DATA / "openai_chat" / "error_mid_stream.sse").read_bytes()])
+    with replay_in_thread(route) as upstream, \
+            web_demo("--base-url", upstream + "/v1", env={"OPENAI_API_KEY": "test"}) as url:
+        page, _ = open_page(browser, url, state="error")
+        assert page.locator(".assistant .text").all_text_contents() == ["Partial answer"]
+        error = page.locator(".assistant .error").text_content() or ""
+        assert "ProviderError" in error and "provider became unavailable" in error

@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,17 @@ def readme_app(tmp_path: Path) -> Any:
     return module.app
 
 
+@asynccontextmanager
+async def readme_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[str]:
+    """The README app served by uvicorn, its provider the demo's loopback server; the URL."""
+    pytest.importorskip("fastapi", reason="the README snippet uses FastAPI")
+    async with DemoServer("anthropic", fast=True) as upstream:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", upstream.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        with serve_app(readme_app(tmp_path)) as url:
+            yield url
+
+
 def payloads(body: bytes) -> list[Any]:
     return [json.loads(d) for e in body.decode().split("\n\n") if e
             if (d := e.removeprefix("data: ")) != "[DONE]"]
@@ -47,21 +59,16 @@ def payloads(body: bytes) -> list[Any]:
 
 async def test_the_readme_fastapi_app_serves_both_protocols(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("fastapi", reason="the README snippet uses FastAPI")
-    async with DemoServer("anthropic", fast=True) as upstream:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", upstream.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
-        app = readme_app(tmp_path)
-        with serve_app(app) as url:
-            async with httpx.AsyncClient(timeout=30) as client:
-                chat = await client.post(url + "/api/chat", json={
-                    "id": "chat1", "trigger": "submit-message", "messages": [{
-                        "id": "u1", "role": "user",
-                        "parts": [{"type": "text", "text": "Weather in Lisbon?"}]}]})
-                agui = await client.post(url + "/api/agui", json={
-                    "threadId": "thread-1", "runId": "run-1", "state": {}, "tools": [],
-                    "context": [], "forwardedProps": {},
-                    "messages": [{"id": "u1", "role": "user", "content": "Weather in Lisbon?"}]})
+    async with readme_served(tmp_path, monkeypatch) as url:
+        async with httpx.AsyncClient(timeout=30) as client:
+            chat = await client.post(url + "/api/chat", json={
+                "id": "chat1", "trigger": "submit-message", "messages": [{
+                    "id": "u1", "role": "user",
+                    "parts": [{"type": "text", "text": "Weather in Lisbon?"}]}]})
+            agui = await client.post(url + "/api/agui", json={
+                "threadId": "thread-1", "runId": "run-1", "state": {}, "tools": [],
+                "context": [], "forwardedProps": {},
+                "messages": [{"id": "u1", "role": "user", "content": "Weather in Lisbon?"}]})
     assert chat.headers["x-vercel-ai-ui-message-stream"] == "v1"
     chunks = payloads(chat.content)
     assert [c["type"] for c in chunks].count("start-step") == 2
@@ -72,21 +79,15 @@ async def test_the_readme_fastapi_app_serves_both_protocols(
     events = payloads(agui.content)
     assert events[0] == {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "run-1"}
     assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["runId"] == "run-1"
-    sys.modules.pop("readme_app", None)
 
 
 async def test_the_real_clients_talk_to_the_readme_app_over_http(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, node_clients: Path) -> None:
     """useChat's DefaultChatTransport and AG-UI's HttpAgent, in Node, against the app."""
-    pytest.importorskip("fastapi", reason="the README snippet uses FastAPI")
-    async with DemoServer("anthropic", fast=True) as upstream:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", upstream.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
-        app = readme_app(tmp_path)
-        with serve_app(app) as url:
-            done = await anyio.run_process(
-                ["node", "http_clients.mjs", url + "/api/chat", url + "/api/agui"],
-                cwd=node_clients, check=False)
+    async with readme_served(tmp_path, monkeypatch) as url:
+        done = await anyio.run_process(
+            ["node", "http_clients.mjs", url + "/api/chat", url + "/api/agui"],
+            cwd=node_clients, check=False)
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     result = json.loads(done.stdout)
     message = result["vercel"]["message"]
@@ -103,4 +104,3 @@ async def test_the_real_clients_talk_to_the_readme_app_over_http(
     tool = next(m for m in agui["messages"] if m["role"] == "tool")
     assert json.loads(tool["content"])["temperature"] == 17
     assert "jacket" in agui["messages"][-1]["content"]
-    sys.modules.pop("readme_app", None)

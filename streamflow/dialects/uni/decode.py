@@ -1,8 +1,9 @@
 """Dialect ``uni``: UniEvent itself on the wire, so streamflow can feed streamflow.
 
 Each frame is one UniEvent in its JSON form (:meth:`UniEvent.to_dict`), as SSE
-(``data: {...}``, dialect ``uni``, what :func:`encode_sse` writes) or JSON lines
-(dialect ``uni-jsonl``, :func:`encode_jsonl`; ``dialect="auto"`` recognises both).
+(``data: {...}``, dialect ``uni``, what :class:`~.encode.UniEncoder` writes) or JSON
+lines (dialect ``uni-jsonl``, :class:`~.encode.UniJSONLEncoder`; ``dialect="auto"``
+recognises both).
 A recorded pipeline can thus be served and consumed by another streamflow process
 and give the very same events, ``created_at`` and ``provider`` slots included.
 
@@ -17,8 +18,6 @@ write for an exception) and decodes to the same typed error.
 
 from __future__ import annotations
 
-import base64
-import json
 from typing import Any, ClassVar
 
 from ... import errors as _errors
@@ -33,7 +32,6 @@ from ...events import (
     FINISH_REASONS,
     ContentItem,
     ToolCallItem,
-    UniEvent,
     event_from_dict,
     join_fragments,
 )
@@ -41,33 +39,12 @@ from ...framing.sse import ServerSentEvent
 from ...partial_json import parse_arguments
 from ..base import Decoder, load_json
 from ..wire_values import token_count
+from .encode import encode_jsonl, encode_sse, to_json
 
 __all__ = ["UniDecoder", "UniJSONLDecoder", "encode_jsonl", "encode_sse", "error_from_dict",
            "to_json"]
 
 _STRINGS = ("name", "tool_call_id", "mime_type")
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(value).decode("ascii")
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
-def to_json(item: UniEvent | StreamflowError) -> str:
-    """The JSON text of an event, or ``{"error": {...}}`` for a stream's final error."""
-    obj = {"error": item.to_dict()} if isinstance(item, StreamflowError) else item.to_dict()
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_default)
-
-
-def encode_jsonl(item: UniEvent | StreamflowError) -> bytes:
-    """One JSON line (``uni-jsonl``)."""
-    return to_json(item).encode("utf-8") + b"\n"
-
-
-def encode_sse(item: UniEvent | StreamflowError) -> bytes:
-    """One data-only SSE event (``uni``)."""
-    return b"data: " + to_json(item).encode("utf-8") + b"\n\n"
 
 
 def error_from_dict(data: Any) -> StreamflowError:

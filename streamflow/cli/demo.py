@@ -57,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Anthropic extended thinking budget, 0 to disable (default: 1024)")
     parser.add_argument("--plain", action="store_true", default=None,
                         help="plain text output even on a terminal")
+    parser.add_argument("--web", action="store_true",
+                        help="serve the conversation as a chat page on 127.0.0.1 instead")
+    parser.add_argument("--port", type=int, default=0, help="port for --web (default: any free)")
     parser.add_argument("--record", metavar="DIR", default=None,
                         help="record each turn to DIR/turnN.sfrec.jsonl (for replay and "
                              "inspect --timeline)")
@@ -135,6 +138,13 @@ def run(args: argparse.Namespace) -> int:
     if plan.dialect not in DEMO_DIALECTS and not plan.live:
         print(f"streamflow demo: no bundled recording for {plan.dialect}", file=sys.stderr)
         return 2
+    if args.web:
+        try:
+            from ..web.demo import serve_demo
+        except ImportError as exc:
+            print(f"streamflow demo --web: {exc}", file=sys.stderr)
+            return 2
+        return serve_demo(args, plan)
     render = RenderSink(Console(highlight=False), plain=args.plain)
     state: dict[str, Any] = {"plan": plan, "interrupted": False}
     try:

@@ -43,6 +43,15 @@ async def test_no_tool_runs_on_a_turn_cut_by_length() -> None:
     assert all(block["type"] != "tool_use" for block in last["content"])  # nothing unanswered
 
 
+async def test_eager_results_of_a_cut_turn_are_dropped() -> None:
+    async with ReplayServer({"/v1/messages": Route(chunks=event_chunks(CUT))}) as server, \
+            httpx.AsyncClient(trust_env=False) as client:
+        provider = make_provider("anthropic", base_url=server.url, api_key="k")
+        result = await Agent(provider, demo_tools(), http_sender(client), eager=True).run("?")
+    assert result.turns[0].results == [] and len(server.hits) == 1
+    assert all(block["type"] != "tool_use" for block in result.messages[-1]["content"])
+
+
 async def test_the_dispatch_sink_alone_runs_no_tool_on_a_cut_turn() -> None:
     dispatch = ToolDispatchSink(demo_tools())
     message = await streamflow.run(from_bytes(CUT), dispatch)

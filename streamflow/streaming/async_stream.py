@@ -92,6 +92,7 @@ class Stream:
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> bool | None:
         assert self._stack is not None, "use `async with streamflow.stream(...)`"
+        suppressed = False
         try:
             if not self._fan.finished:  # left early: close the request now
                 self._cancel()
@@ -99,11 +100,11 @@ class Stream:
                 with anyio.CancelScope(shield=exc is not None):
                     await self._finish()
         finally:
-            await self._stack.__aexit__(exc_type, exc, tb)
+            suppressed = bool(await self._stack.__aexit__(exc_type, exc, tb))
         if exc is None and isinstance(self._outcome, BaseException) and not self._raised:
             self._raised = True
             raise self._outcome  # an error nobody read: never silent
-        return None
+        return suppressed
 
     def _cancel(self) -> None:
         if self._subscription is not None:

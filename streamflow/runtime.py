@@ -214,6 +214,8 @@ class _FanOut(abc.ObserverBase[Any]):
 def _front(source: Observable[Any], dialect: str, framing: str | None, limits: Limits | None,
            options: dict[str, Any], fan: _FanOut) -> Observable[Any]:
     framing = framing or getattr(source, "framing", None)
+    if dialect == "auto":  # a source that knows its dialect (from_redis: uni) says so
+        dialect = getattr(source, "dialect", None) or dialect
     return source.pipe(as_events(dialect, framing, limits, fan.adopt, **options))
 
 

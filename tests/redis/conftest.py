@@ -1,0 +1,51 @@
+"""A real ``redis-server`` per test session, on a random loopback port with a temp dir.
+
+Tests here never fake Redis: without Debian's ``redis-server`` they skip, saying so.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from redis_helpers import RedisServer
+
+REDIS = shutil.which("redis-server")
+
+
+def _server(tmp: Path) -> RedisServer:
+    if REDIS is None:
+        pytest.skip("redis-server is not installed (apt-get install -y redis-server; "
+                    ".ci/run installs it)")
+    return RedisServer(REDIS, tmp)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One server shared by the tests that do not stop it."""
+    server = _server(tmp_path_factory.mktemp("redis"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture()
+def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A server of this test alone (for tests that stop or restart it)."""
+    server = _server(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture()
+def redis_url(redis_server: RedisServer) -> str:
+    """The shared server's URL, on a database flushed for this test."""
+    redis_server.flush()
+    return redis_server.url

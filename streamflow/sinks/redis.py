@@ -164,8 +164,8 @@ class RedisStreamSink(AsyncSink):
         await self._group.__aenter__()
         try:
             await self.start(self._group)
-        except BaseException as exc:
-            await self._group.__aexit__(type(exc), exc, exc.__traceback__)
+        except BaseException:
+            await self._group.__aexit__(None, None, None)  # nothing was started in it
             raise
         return self
 
@@ -173,8 +173,12 @@ class RedisStreamSink(AsyncSink):
                         tb: TracebackType | None) -> bool | None:
         try:
             if not self.finished:
-                await self.on_end(exc if isinstance(exc, Exception) else
-                                  CancelledStreamError("the producer was cancelled"))
+                try:
+                    await self.on_end(exc if isinstance(exc, Exception) else
+                                      CancelledStreamError("the producer was cancelled"))
+                except StreamflowError:
+                    if exc is None:
+                        raise  # else the exception on its way out says more
             await self.aclose()
         finally:  # the heartbeat is cancelled: the group just waits for it to end
             await self._group.__aexit__(None, None, None)

@@ -57,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Anthropic extended thinking budget, 0 to disable (default: 1024)")
     parser.add_argument("--plain", action="store_true", default=None,
                         help="plain text output even on a terminal")
+    parser.add_argument("--web", action="store_true",
+                        help="serve the conversation as a chat page on 127.0.0.1 instead")
+    parser.add_argument("--port", type=int, default=0, help="port for --web (default: any free)")
 
 
 async def _main(args: argparse.Namespace, render: RenderSink, state: dict[str, Any]) -> None:
@@ -104,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
     if plan.dialect not in DEMO_DIALECTS and not plan.live:
         print(f"streamflow demo: no bundled recording for {plan.dialect}", file=sys.stderr)
         return 2
+    if args.web:
+        from ..web.demo import serve_demo  # needs the web extra
+
+        return serve_demo(args, plan)
     render = RenderSink(Console(highlight=False), plain=args.plain)
     state: dict[str, Any] = {"plan": plan, "interrupted": False}
     try:

@@ -36,6 +36,7 @@ class StreamDecoder:
     """
 
     ignored_frames = 0
+    _frame_id: str | None = None
 
     def __init__(self, dialect: str = "auto", *, framing: str | None = None,
                  limits: Limits | None = None, clock: Any = None, **options: Any) -> None:
@@ -58,6 +59,15 @@ class StreamDecoder:
     def partial(self) -> Message:
         """The message assembled so far (empty before the dialect is known)."""
         return self.decoder.partial if self.decoder is not None else Message()
+
+    @property
+    def last_event_id(self) -> str | None:
+        """The SSE last-event-id (WHATWG) of the last frame decoded; ``None`` without ids.
+
+        It is the ``id`` in force when that event was dispatched, so a client that
+        reconnects with ``Last-Event-ID: <it>`` resumes right after what it decoded.
+        """
+        return self._frame_id
 
     @property
     def message(self) -> Message:
@@ -86,6 +96,7 @@ class StreamDecoder:
         out: list[UniEvent] = []
         try:
             for frame in frames:
+                self._frame_id = getattr(frame, "id", None)
                 decoder = self.decoder
                 if decoder is None:
                     self.dialect = require_dialect(frame, self.framing or "sse")
@@ -131,10 +142,15 @@ def assemble(chunks: bytes | Iterable[bytes], dialect: str = "auto", *,
     Raises the typed :mod:`streamflow.errors` error, ``partial`` attached, when the
     stream failed or was cut.
     """
+    if isinstance(chunks, str) or not isinstance(chunks, (bytes, bytearray, memoryview, Iterable)):
+        raise TypeError(f"assemble() takes the body as bytes or an iterable of bytes chunks, "
+                        f"not {type(chunks).__name__} (a str body: pass body.encode())")
     decoder = StreamDecoder(dialect, framing=framing, limits=limits, **options)
     if isinstance(chunks, (bytes, bytearray, memoryview)):
         chunks = [bytes(chunks)]
     for chunk in chunks:
-        decoder.feed(chunk)
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise TypeError(f"assemble() takes bytes chunks, got a {type(chunk).__name__} chunk")
+        decoder.feed(bytes(chunk))
     decoder.close()
     return decoder.message

@@ -59,6 +59,7 @@ class EmittingDecoder(StreamDecoder):
         emit, decode, emitter = self.emit, decoder.feed, decoder.emitter
         try:
             for frame in framer.feed(chunk):
+                self._frame_id = getattr(frame, "id", None)
                 if emitter._stopped:  # after stop: counted, never decoded
                     self.ignored_frames += 1
                     continue

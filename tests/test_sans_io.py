@@ -10,8 +10,8 @@ from pathlib import Path
 import streamflow
 
 PACKAGE = Path(streamflow.__file__).parent
-EDGE = ("operators", "sources", "sinks", "cli", "runtime", "demo", "faults", "server", "agent", "web",
-        "streaming")
+EDGE = ("operators", "sources", "sinks", "cli", "runtime", "demo", "faults", "server", "agent",
+        "streaming", "web")
 FORBIDDEN = ("reactivex", "anyio", "httpx", "rich", "trio", "asyncio")
 
 

@@ -59,15 +59,21 @@ class RedisStreamSink(AsyncSink):
 
     * ``maxlen`` -- entries kept at most (older ones are trimmed); default 100,000.
     * ``ttl`` -- seconds the key lives after the terminal entry (and after the last
-      heartbeat of a producer that died); default one hour.
-    * ``heartbeat`` -- seconds between heartbeat entries while live; readers give
-      up after three missed beats.
+      write of a producer that died); default one hour.
+    * ``heartbeat`` -- seconds without a write after which a heartbeat entry is
+      written; readers give up after three missed beats.
+    * ``link`` -- a :class:`~streamflow.sources.redis_streams.RedisLink` to share
+      (its connection pool); by default the sink opens and closes its own.
+
+    One writer task sends the entries: events that arrive while a write is in
+    flight go together in the next round trip (a pipeline), at most ``buffer``
+    wait, and ``on_event`` waits when they are that many (backpressure).
     """
 
     buffer = 1024
 
     def __init__(self, url: str, key: str, *, maxlen: int = 100_000, ttl: float = 3600.0,
-                 heartbeat: float = DEFAULT_HEARTBEAT) -> None:
+                 heartbeat: float = DEFAULT_HEARTBEAT, link: RedisLink | None = None) -> None:
         if maxlen < 2:
             raise ValueError("maxlen must leave room for the start and end entries")
         self.url = url
@@ -76,21 +82,27 @@ class RedisStreamSink(AsyncSink):
         self.ttl = max(1, math.ceil(ttl))
         self.heartbeat = heartbeat
         self.last_id: str | None = None  # id of the last entry written
-        self.finished = False
-        self._link: RedisLink | None = None
-        self._beat: anyio.CancelScope | None = None
+        self.finished = False  # the terminal entry is queued (or written)
+        self._link = link
+        self._own_link = link is None
+        self._started = False
+        self._pending: list[dict[str, str]] = []
+        self._wake = anyio.Event()
+        self._room = anyio.Event()
+        self._done = anyio.Event()
+        self._error: StreamflowError | None = None
+        self._writer: anyio.CancelScope | None = None
+        self._renewed = 0.0
         self._group: Any = None
 
     async def start(self, task_group: TaskGroup | None = None) -> str:
-        """Write the ``start`` entry and start the heartbeat; returns the entry id.
+        """Write the ``start`` entry and start the writer; returns the entry id.
 
-        The heartbeat runs in ``task_group`` (default: the current streamflow scope's).
-        Starting twice does nothing.
+        The writer (and heartbeat) runs in ``task_group`` (default: the current
+        streamflow scope's, i.e. ``run()``'s). Starting twice does nothing.
         """
-        if self._link is not None:
+        if self._started:
             return self.last_id or ""
-        self._link = RedisLink(self.url)
-        await self._add(START, heartbeat=repr(self.heartbeat), maxlen=str(self.maxlen))
         group = task_group
         if group is None:
             scope = current_scope()
@@ -98,65 +110,100 @@ class RedisStreamSink(AsyncSink):
                 raise RuntimeError("RedisStreamSink.start() needs a task group: use "
                                    "`async with sink:` or pass it to streamflow.run()")
             group = scope.task_group
-        self._beat = anyio.CancelScope()
-        group.start_soon(self._heartbeat, self._beat, name=f"streamflow-heartbeat:{self.key}")
+        if self._link is None:
+            self._link = RedisLink(self.url)
+        await self._write([{"k": START, "heartbeat": repr(self.heartbeat),
+                            "maxlen": str(self.maxlen)}])
+        self._started = True
+        self._writer = anyio.CancelScope()
+        group.start_soon(self._write_loop, self._writer, name=f"streamflow-redis:{self.key}")
         return self.last_id or ""
 
-    async def _heartbeat(self, cancel: anyio.CancelScope) -> None:
-        with cancel:
-            while not self.finished:
-                await anyio.sleep(self.heartbeat)
-                if self.finished:
-                    return
-                try:
-                    await self._add(BEAT)
-                except StreamflowError:
-                    return  # Redis is gone: the next event write reports it
-
-    async def _add(self, kind: str, data: str | None = None, **extra: str) -> None:
+    async def _write(self, batch: list[dict[str, str]]) -> None:
+        """XADD every entry in one round trip; renew the expiry now and then, set it at the end."""
         assert self._link is not None
-        fields = {"k": kind, **extra}
-        if data is not None:
-            fields["d"] = data
-        # a live key outlives its last write by ttl + a few beats; the terminal write sets ttl
-        expire = self.ttl if kind == END else self.ttl + math.ceil(3 * self.heartbeat)
-        entry_id, _ = await self._link.pipeline(
-            ("xadd", (self.key, fields), {"maxlen": self.maxlen, "approximate": False}),
-            ("expire", (self.key, expire), {}))
-        self.last_id = str(entry_id)
+        commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+            ("xadd", (self.key, fields), {"maxlen": self.maxlen, "approximate": False})
+            for fields in batch]
+        now = anyio.current_time()
+        if batch[-1]["k"] == END:
+            commands.append(("expire", (self.key, self.ttl), {}))
+        elif now - self._renewed >= self.heartbeat or batch[-1]["k"] == START:
+            # a live key outlives its last renewal by ttl + a few beats
+            commands.append(("expire", (self.key, self.ttl + math.ceil(3 * self.heartbeat)), {}))
+            self._renewed = now
+        replies = await self._link.pipeline(*commands, transaction=False)
+        self.last_id = str(replies[len(batch) - 1])
+
+    async def _write_loop(self, cancel: anyio.CancelScope) -> None:
+        with cancel:
+            try:
+                while True:
+                    if not self._pending:
+                        with anyio.move_on_after(self.heartbeat):
+                            await self._wake.wait()
+                        self._wake = anyio.Event()
+                    if self._pending:
+                        batch, self._pending = self._pending, []
+                        self._room.set()
+                        self._room = anyio.Event()
+                        await self._write(batch)
+                        if batch[-1]["k"] == END:
+                            return
+                    elif not self.finished:
+                        await self._write([{"k": BEAT}])
+            except StreamflowError as exc:  # Redis is gone: on_event/on_end report it
+                self._error = exc
+            finally:
+                self._done.set()
+                self._room.set()
+
+    def _queue(self, fields: dict[str, str]) -> None:
+        if self._error is not None:
+            raise self._error
+        self._pending.append(fields)
+        self._wake.set()
 
     async def on_event(self, event: Any) -> None:
-        """Write one UniEvent (the stop event is the terminal entry); other items are skipped."""
+        """Queue one UniEvent (the stop event is the terminal entry); other items are skipped."""
         if self.finished or type(event) is not UniEvent:
             return
         await self.start()
         if event.event_type == "stop":
             await self._finish(_json(event))
-        else:
-            await self._add(EVENT, _json(event))
+            return
+        self._queue({"k": EVENT, "d": _json(event)})
+        while len(self._pending) >= self.buffer and self._error is None:
+            await self._room.wait()
 
     async def on_end(self, error: BaseException | None) -> None:
         """Write the terminal error entry (unless ``stop`` was written), set the expiry, stop."""
-        if not self.finished:
-            if error is None:
-                error = CancelledStreamError("the stream ended before its stop event")
-            if not isinstance(error, StreamflowError):
-                error = CancelledStreamError(f"the producer failed: {error!r}")
-            await self.start()
-            await self._finish(_json(error))
-        await self.aclose()
+        try:
+            if not self.finished:
+                if error is None:
+                    error = CancelledStreamError("the stream ended before its stop event")
+                if not isinstance(error, StreamflowError):
+                    error = CancelledStreamError(f"the producer failed: {error!r}")
+                await self.start()
+                await self._finish(_json(error))
+        finally:
+            await self.aclose()
 
     async def _finish(self, data: str) -> None:
+        """Queue the terminal entry and wait until it is written (shielded, at most 10 s)."""
         self.finished = True
+        self._queue({"k": END, "d": data})
         with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-            await self._add(END, data)
+            await self._done.wait()
+        if self._error is not None:
+            raise self._error
 
     async def aclose(self) -> None:
-        """Stop the heartbeat and close the connection (the entries stay until they expire)."""
+        """Stop the writer and close an own connection (the entries stay until they expire)."""
         self.finished = True
-        if self._beat is not None:
-            self._beat.cancel()
-        if self._link is not None:
+        if self._writer is not None:
+            self._writer.cancel()
+        if self._link is not None and self._own_link:
             await self._link.aclose()
 
     async def __aenter__(self) -> RedisStreamSink:

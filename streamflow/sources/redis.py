@@ -61,8 +61,7 @@ class RedisSource(Source):
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[AsyncIterator[bytes]]:
-        timeout = None if self.window_seconds is None else self.window_seconds + 10.0
-        link = RedisLink(self.url, socket_timeout=timeout)
+        link = RedisLink(self.url)
         try:
             yield self._frames(link)
         finally:

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.to_thread
+from anyio.streams.memory import MemoryObjectSendStream
 
 from ..errors import (
     LimitExceededError,
@@ -37,11 +39,15 @@ from ..errors import (
     TransportError,
 )
 
-__all__ = ["BEAT", "END", "EVENT", "START", "Entry", "RedisLink", "entry_key", "read_entries"]
+__all__ = ["BEAT", "END", "EVENT", "START", "Entry", "RedisLink", "Tailer", "entry_key",
+           "read_batches", "read_entries"]
 
 START, EVENT, BEAT, END = "start", "event", "beat", "end"
 DEFAULT_HEARTBEAT = 2.0
 WINDOW_BEATS = 3  # a reader gives up after this many heartbeats without an entry
+MAX_BLOCK = 10.0  # seconds one XREAD blocks at most (below the socket timeout)
+BATCH = 512  # entries per read
+MAX_CONNECTIONS = 10_000  # one per blocked reader: a pool must not cap live streams
 _THREADS = anyio.CapacityLimiter(256)  # trio: worker threads for blocking redis calls
 
 
@@ -104,7 +110,8 @@ class RedisLink:
         self.url = url
         self.threaded = not _on_asyncio()
         options: dict[str, Any] = dict(decode_responses=True, socket_timeout=socket_timeout,
-                                       socket_connect_timeout=5.0, retry_on_timeout=False)
+                                       socket_connect_timeout=5.0, retry_on_timeout=False,
+                                       max_connections=MAX_CONNECTIONS)
         if self.threaded:
             self.client: Any = redis.Redis.from_url(
                 url, retry=redis.retry.Retry(NoBackoff(), 0), **options)
@@ -126,8 +133,9 @@ class RedisLink:
         except Exception as exc:
             raise transport_error(exc) from exc
 
-    async def pipeline(self, *commands: tuple[str, tuple[Any, ...], dict[str, Any]]) -> list[Any]:
-        """Several commands in one round trip (a MULTI/EXEC transaction)."""
+    async def pipeline(self, *commands: tuple[str, tuple[Any, ...], dict[str, Any]],
+                       transaction: bool = True) -> list[Any]:
+        """Several commands in one round trip (a MULTI/EXEC transaction unless told not)."""
 
         def build(pipe: Any) -> Any:
             for name, args, kwargs in commands:
@@ -135,7 +143,7 @@ class RedisLink:
             return pipe
 
         try:
-            pipe = build(self.client.pipeline(transaction=True))
+            pipe = build(self.client.pipeline(transaction=transaction))
             if self.threaded:
                 return list(await anyio.to_thread.run_sync(pipe.execute, limiter=_THREADS,
                                                            abandon_on_cancel=True))
@@ -160,14 +168,26 @@ def _entry(entry_id: str, fields: dict[str, str]) -> Entry:
 
 
 async def read_entries(link: RedisLink, key: str, *, after: str | None = None,
-                       window: float | None = None, count: int = 512) -> AsyncIterator[Entry]:
+                       window: float | None = None, tailer: Tailer | None = None
+                       ) -> AsyncIterator[Entry]:
+    """:func:`read_batches`, one entry at a time."""
+    async for batch in read_batches(link, key, after=after, window=window, tailer=tailer):
+        for entry in batch:
+            yield entry
+
+
+async def read_batches(link: RedisLink, key: str, *, after: str | None = None,
+                       window: float | None = None, tailer: Tailer | None = None
+                       ) -> AsyncIterator[list[Entry]]:
     """The entries of ``key`` after entry id ``after`` (all when ``None``), live, to the end.
 
-    Raises :class:`StreamNotFoundError` when ``key`` does not exist,
-    :class:`LimitExceededError` (``redis_maxlen``) when the entries wanted were
-    trimmed away, :class:`StreamTimeoutError` when no entry (event or heartbeat)
-    arrives for ``window`` seconds (default: three of the writer's heartbeats), and
-    :class:`TransportError` when Redis goes away. Ends after the ``end`` entry.
+    Each batch is what one read returned. Raises :class:`StreamNotFoundError` when
+    ``key`` does not exist, :class:`LimitExceededError` (``redis_maxlen``) when the
+    entries wanted were trimmed away, :class:`StreamTimeoutError` when no entry
+    (event or heartbeat) arrives for ``window`` seconds (default: three of the
+    writer's heartbeats), and :class:`TransportError` when Redis goes away. Ends
+    after the ``end`` entry. With a :class:`Tailer`, the live part comes from its
+    one shared ``XREAD`` instead of one blocked connection per reader.
     """
     head = await link.call("xrange", key, "-", "+", count=1)
     if not head:
@@ -178,17 +198,113 @@ async def read_entries(link: RedisLink, key: str, *, after: str | None = None,
         length = await link.call("xlen", key)
         raise LimitExceededError("redis_maxlen", int(length or 0))
     if window is None:
-        beat = float(first.fields.get("heartbeat") or DEFAULT_HEARTBEAT)
-        window = WINDOW_BEATS * beat
+        window = WINDOW_BEATS * float(first.fields.get("heartbeat") or DEFAULT_HEARTBEAT)
     cursor = after if after is not None else "0-0"
+    if tailer is not None:
+        async for batch in tailer.follow(key, cursor, window):
+            yield batch
+        return
+    quiet_since = anyio.current_time()
     while True:
-        reply = await link.call("xread", {key: cursor}, count=count,
-                                block=max(1, int(window * 1000)))
+        wait = min(window - (anyio.current_time() - quiet_since), MAX_BLOCK)
+        reply = await link.call("xread", {key: cursor}, count=BATCH,
+                                block=max(1, int(wait * 1000)))
         if not reply:
-            raise StreamTimeoutError("idle", window)
-        for entry_id, fields in reply[0][1]:
-            cursor = entry_id
-            entry = _entry(entry_id, fields)
-            yield entry
-            if entry.kind == END:
-                return
+            if anyio.current_time() - quiet_since >= window:
+                raise StreamTimeoutError("idle", window)
+            continue
+        quiet_since = anyio.current_time()
+        batch = _until_end([_entry(*pair) for pair in reply[0][1]])
+        yield batch
+        if batch[-1].kind == END:
+            return
+        cursor = batch[-1].id
+
+
+def _until_end(batch: list[Entry]) -> list[Entry]:
+    for index, entry in enumerate(batch):
+        if entry.kind == END:
+            return batch[:index + 1]
+    return batch
+
+
+class Tailer:
+    """One ``XREAD BLOCK`` over every key this process tails, fanned out to its readers.
+
+    Run :meth:`run` in a long-lived task group (``ResumableStreams`` does); readers
+    call :meth:`follow`. A reader first catches up by itself (non-blocking reads),
+    then takes the live entries the shared read hands it, skipping what it has.
+    """
+
+    def __init__(self, link: RedisLink, *, block: float = 0.1) -> None:
+        self.link = link
+        self.block = block
+        self.cursors: dict[str, str] = {}
+        self.readers: dict[str, set[MemoryObjectSendStream[Any]]] = {}
+        self._changed = anyio.Event()
+
+    async def run(self) -> None:
+        """The shared read loop (until cancelled); a Redis failure ends the current readers."""
+        while True:
+            if not self.cursors:
+                await self._changed.wait()
+                self._changed = anyio.Event()
+                continue
+            try:
+                reply = await self.link.call("xread", dict(self.cursors), count=BATCH,
+                                             block=max(1, int(self.block * 1000)))
+            except StreamflowError as error:
+                self._broadcast(error)
+                await anyio.sleep(self.block)
+                continue
+            for key, pairs in reply or []:
+                if key in self.cursors and pairs:
+                    self.cursors[key] = pairs[-1][0]
+                    batch = [_entry(*pair) for pair in pairs]
+                    for send in self.readers.get(key, ()):
+                        send.send_nowait(batch)
+
+    def _broadcast(self, error: StreamflowError) -> None:
+        for senders in self.readers.values():
+            for send in senders:
+                send.send_nowait(error)
+
+    async def follow(self, key: str, cursor: str, window: float) -> AsyncIterator[list[Entry]]:
+        """The entries of ``key`` after ``cursor``: caught up alone, then from the shared read."""
+        send, receive = anyio.create_memory_object_stream[Any](math.inf)
+        self.readers.setdefault(key, set()).add(send)
+        self.cursors.setdefault(key, cursor)
+        self._changed.set()
+        try:
+            while True:  # catch up on our own: everything up to now
+                reply = await self.link.call("xread", {key: cursor}, count=BATCH)
+                if not reply:
+                    break
+                batch = _until_end([_entry(*pair) for pair in reply[0][1]])
+                yield batch
+                if batch[-1].kind == END:
+                    return
+                cursor = batch[-1].id
+            mine = entry_key(cursor)
+            while True:
+                item: Any = None
+                with anyio.move_on_after(window):
+                    item = await receive.receive()
+                if not isinstance(item, (list, StreamflowError)):
+                    raise StreamTimeoutError("idle", window)
+                if isinstance(item, StreamflowError):
+                    raise item
+                batch = _until_end([e for e in item if entry_key(e.id) > mine])
+                if batch:
+                    yield batch
+                    if batch[-1].kind == END:
+                        return
+                    mine = entry_key(batch[-1].id)
+        finally:
+            senders = self.readers.get(key, set())
+            senders.discard(send)
+            if not senders:
+                self.readers.pop(key, None)
+                self.cursors.pop(key, None)
+            send.close()
+            receive.close()

@@ -46,7 +46,16 @@ from ..limits import Limits
 from ..runtime import run
 from ..sinks.redis import RedisStreamSink
 from ..sources.redis import HEARTBEAT_FRAME, sse_frame
-from ..sources.redis_streams import BEAT, END, EVENT, Entry, RedisLink, entry_key, read_entries
+from ..sources.redis_streams import (
+    BEAT,
+    END,
+    EVENT,
+    Entry,
+    RedisLink,
+    Tailer,
+    entry_key,
+    read_batches,
+)
 
 __all__ = ["ResumableStreams"]
 
@@ -104,17 +113,26 @@ class ResumableStreams:
         self.heartbeat = heartbeat
         self.limits = limits or Limits(deadline=600.0)
         self._group: TaskGroup | None = None
+        self._link: RedisLink | None = None
+        self._tailer: Tailer | None = None
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ResumableStreams]:
         """Hold the task group producers run in (the app's lifetime); cancels them on exit."""
-        async with anyio.create_task_group() as group:
-            self._group = group
-            try:
-                yield self
-            finally:
-                self._group = None
-                group.cancel_scope.cancel()
+        self._link = RedisLink(self.url)  # one connection pool for every stream of the app
+        try:
+            async with anyio.create_task_group() as group:
+                self._group = group
+                self._tailer = Tailer(self._link)
+                group.start_soon(self._tailer.run, name="streamflow-redis-tailer")
+                try:
+                    yield self
+                finally:
+                    self._group = None
+                    group.cancel_scope.cancel()
+        finally:
+            link, self._link = self._link, None
+            await link.aclose()
 
     def lifespan(self, app: Any) -> AbstractAsyncContextManager[None]:
         """A starlette/FastAPI ``lifespan=`` that runs :meth:`running`."""
@@ -125,6 +143,14 @@ class ResumableStreams:
                 yield
 
         return span()
+
+    @property
+    def link(self) -> RedisLink:
+        """The app's Redis connection pool (while :meth:`running`)."""
+        if self._link is None:
+            raise RuntimeError("ResumableStreams is not running: pass lifespan=streams.lifespan "
+                               "to the app (or use `async with streams.running():`)")
+        return self._link
 
     def _pointer(self, chat_id: str) -> str:
         return f"{self.prefix}chat:{chat_id}"
@@ -141,13 +167,9 @@ class ResumableStreams:
                                "to the app (or use `async with streams.running():`)")
         key = f"{self.prefix}stream:{chat_id}:{uuid.uuid4().hex}"
         sink = RedisStreamSink(self.url, key, maxlen=self.maxlen, ttl=self.ttl,
-                               heartbeat=self.heartbeat)
+                               heartbeat=self.heartbeat, link=self._link)
         await sink.start(self._group)
-        link = RedisLink(self.url)
-        try:
-            await link.call("set", self._pointer(chat_id), key, ex=max(86400, int(self.ttl)))
-        finally:
-            await link.aclose()
+        await self.link.call("set", self._pointer(chat_id), key, ex=max(86400, int(self.ttl)))
         self._group.start_soon(self._produce, sink, source, dialect, options,
                                name=f"streamflow-producer:{key}")
         return key
@@ -176,12 +198,8 @@ class ResumableStreams:
         """
         if last_event_id is None and request is not None:
             last_event_id = request.headers.get("last-event-id")
-        link = RedisLink(self.url)
-        try:
-            key = await link.call("get", self._pointer(chat_id))
-            exists = bool(key) and bool(await link.call("exists", key))
-        finally:
-            await link.aclose()
+        key = await self.link.call("get", self._pointer(chat_id))
+        exists = bool(key) and bool(await self.link.call("exists", key))
         if not exists:
             return Response(status_code=204)
         encoder = None if to == "uni" else _encoder(to, str(key), chat_id, flavour)
@@ -192,35 +210,34 @@ class ResumableStreams:
 
     async def _body(self, key: str, encoder: Encoder | None, after: Position | None,
                     raw_after: str | None) -> AsyncIterator[bytes]:
-        link = RedisLink(self.url)
+        link = self.link
         # uni is one SSE event per entry: read after the id; UI encoders replay from the start
         read_after = raw_after.partition("/")[0] if encoder is None and raw_after and after \
             else None
         caught_up = after is None
         try:
-            async for entry in read_entries(link, key, after=read_after):
-                if entry.kind == BEAT:
-                    if caught_up:
-                        yield HEARTBEAT_FRAME
-                    continue
-                if entry.kind not in (EVENT, END):
-                    continue
-                position = entry_key(entry.id)
-                if encoder is None:
-                    caught_up = True
-                    yield sse_frame(entry.id, entry.data)
-                    continue
-                item = entry_item(entry)
-                chunk = encoder.fail(item) if isinstance(item, StreamflowError) \
-                    else encoder.feed(item)
-                for index, event in with_ids(chunk, entry.id):
-                    if after is None or (position, index) > after:
+            async for batch in read_batches(link, key, after=read_after, tailer=self._tailer):
+                out = bytearray()
+                for entry in batch:
+                    if entry.kind == BEAT:
+                        if caught_up:
+                            out += HEARTBEAT_FRAME
+                    elif entry.kind in (EVENT, END) and encoder is None:
                         caught_up = True
-                        yield event
+                        out += sse_frame(entry.id, entry.data)
+                    elif entry.kind in (EVENT, END) and encoder is not None:
+                        position = entry_key(entry.id)
+                        item = entry_item(entry)
+                        chunk = encoder.fail(item) if isinstance(item, StreamflowError) \
+                            else encoder.feed(item)
+                        for index, event in with_ids(chunk, entry.id):
+                            if after is None or (position, index) > after:
+                                caught_up = True
+                                out += event
+                if out:
+                    yield bytes(out)  # one write per read: fewer sends under load
         except StreamflowError as error:  # the producer died, Redis went away...
             yield _error_bytes(encoder, error)
-        finally:
-            await link.aclose()
 
 
 def _encoder(to: str, key: str, chat_id: str, flavour: dict[str, Any]) -> Encoder:

@@ -12,9 +12,9 @@ Marble (one subscription = one reader of the key)::
 The body is the ``uni`` SSE encoding with ``id: <entry id>`` on every event (so
 ``stream(...).last_event_id`` is the entry id to resume after); heartbeats arrive
 as SSE comments. With ``last_event_id``, the events up to it are sent as
-``event: replay`` frames: the ``uni`` decoder folds them into the message without
-delivering them again, so sinks see only the events after it and ``run()`` still
-returns the whole message.
+``event: replay`` frames (with ``last_event_id`` as their id): the ``uni`` decoder
+folds them into the message without delivering them again, so sinks see only the
+events after it and ``run()`` still returns the whole message.
 """
 
 from __future__ import annotations
@@ -32,7 +32,11 @@ HEARTBEAT_FRAME = b": heartbeat\n\n"
 
 
 def sse_frame(entry_id: str, data: str, *, replay: bool = False) -> bytes:
-    """One ``uni`` SSE event with its entry id (``event: replay`` for an already-seen one)."""
+    """One ``uni`` SSE event with the id ``entry_id``; ``replay`` marks one the reader has.
+
+    A replayed event carries the resume point as its id (not its own), so a reader
+    cut during the replay still resumes after the right event.
+    """
     head = b"event: replay\n" if replay else b""
     return head + b"id: " + entry_id.encode() + b"\ndata: " + data.encode("utf-8") + b"\n\n"
 
@@ -71,8 +75,10 @@ class RedisSource(Source):
         last = None if self.last_event_id is None else entry_key(self.last_event_id)
         async for entry in read_entries(link, self.key, window=self.window_seconds):
             if entry.kind in (EVENT, END):
-                yield sse_frame(entry.id, entry.data,
-                                replay=last is not None and entry_key(entry.id) <= last)
+                if last is not None and entry_key(entry.id) <= last:
+                    yield sse_frame(self.last_event_id or "", entry.data, replay=True)
+                else:
+                    yield sse_frame(entry.id, entry.data)
             elif entry.kind == BEAT:
                 yield HEARTBEAT_FRAME
 

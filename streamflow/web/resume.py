@@ -18,9 +18,12 @@ into a :class:`~streamflow.sinks.redis.RedisStreamSink`, whether or not a client
 is connected. :meth:`~ResumableStreams.response` serves the chat's latest stream
 in ``uni`` SSE or a UI protocol (``vercel-ui``, ``ag-ui``), every SSE event with an
 ``id:``; a request with ``Last-Event-ID`` continues exactly after that event, on
-any instance (UI encoders are stateful, so the stream is re-encoded from its start
-and the bytes the client has are skipped). When one entry encodes to several SSE
-events, all but its last carry ``<entry id>/<n>`` ids. No stream for the chat
+any instance. UI encoders are stateful, so the stream is re-encoded from its start
+and the bytes the client has are skipped; in ``uni``, the events the client has are
+sent first as ``event: replay`` frames (a fresh streamflow decoder folds them into
+the message without delivering them; a browser's ``onmessage`` ignores them). When
+one entry encodes to several SSE events, all but its last carry ``<entry id>/<n>``
+ids. No stream for the chat
 (never started, expired) -> HTTP 204, the AI SDK's "nothing to resume".
 """
 
@@ -40,7 +43,7 @@ from starlette.responses import Response, StreamingResponse
 
 from ..dialects import get_encoder
 from ..dialects.encoder import Encoder
-from ..errors import StreamflowError
+from ..errors import SinkError, StreamflowError
 from ..events import UniEvent, event_from_dict
 from ..limits import Limits
 from ..runtime import run
@@ -178,6 +181,8 @@ class ResumableStreams:
                        options: dict[str, Any]) -> None:
         try:
             await run(source, sink, dialect=dialect, limits=self.limits, **options)
+        except SinkError as error:  # Redis failed under the producer: readers time out
+            log.warning("writing %s to Redis failed: %s", sink.key, error)
         except StreamflowError:
             pass  # written to the stream as its terminal entry
         except Exception:
@@ -210,21 +215,20 @@ class ResumableStreams:
 
     async def _body(self, key: str, encoder: Encoder | None, after: Position | None,
                     raw_after: str | None) -> AsyncIterator[bytes]:
-        link = self.link
-        # uni is one SSE event per entry: read after the id; UI encoders replay from the start
-        read_after = raw_after.partition("/")[0] if encoder is None and raw_after and after \
-            else None
         caught_up = after is None
         try:
-            async for batch in read_batches(link, key, after=read_after, tailer=self._tailer):
+            async for batch in read_batches(self.link, key, tailer=self._tailer):
                 out = bytearray()
                 for entry in batch:
                     if entry.kind == BEAT:
                         if caught_up:
                             out += HEARTBEAT_FRAME
                     elif entry.kind in (EVENT, END) and encoder is None:
-                        caught_up = True
-                        out += sse_frame(entry.id, entry.data)
+                        if after is not None and (entry_key(entry.id), 0) <= after:
+                            out += sse_frame(raw_after or "", entry.data, replay=True)
+                        else:
+                            caught_up = True
+                            out += sse_frame(entry.id, entry.data)
                     elif entry.kind in (EVENT, END) and encoder is not None:
                         position = entry_key(entry.id)
                         item = entry_item(entry)

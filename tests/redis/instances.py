@@ -18,21 +18,21 @@ ROOT = Path(__file__).resolve().parents[2]
 class Instance:
     """One uvicorn process serving the example app against ``redis_url``."""
 
-    def __init__(self, redis_url: str, **env: str) -> None:
+    def __init__(self, redis_url: str, log: Path, **env: str) -> None:
         self.port = free_port()
+        self.log = log
         self.url = f"http://127.0.0.1:{self.port}"
         environ = {**os.environ, "REDIS_URL": redis_url, **env}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "examples.resumable_chat:app", "--port",
              str(self.port), "--log-level", "warning"], cwd=ROOT, env=environ,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            stdout=subprocess.DEVNULL, stderr=self.log.open("wb"))
 
     def wait_ready(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"instance exited: {self.proc.stderr.read().decode()[-2000:]}"
-                                   if self.proc.stderr else "instance exited")
+                raise RuntimeError(f"instance exited: {self.log.read_text()[-2000:]}")
             try:
                 if httpx.get(f"{self.url}/chat/ready/stream", timeout=1).status_code == 204:
                     return

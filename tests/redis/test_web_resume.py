@@ -44,10 +44,13 @@ def same(a: streamflow.Message, b: streamflow.Message) -> bool:
 
 
 @pytest.fixture(scope="module")
-def pair(redis_server: Any) -> Iterator[tuple[Instance, Instance]]:
-    """Two instances of the app sharing the session's Redis."""
-    env = {"STREAMFLOW_DELAY": "0.005", "STREAMFLOW_HEARTBEAT": "2"}
-    one, two = Instance(redis_server.url, **env), Instance(redis_server.url, **env)
+def pair(redis_server: Any, tmp_path_factory: pytest.TempPathFactory
+         ) -> Iterator[tuple[Instance, Instance]]:
+    """Two instances of the app sharing the session's Redis (their logs in a temp dir)."""
+    env = {"STREAMFLOW_DELAY": "0.005", "STREAMFLOW_HEARTBEAT": "5"}  # a loaded CI box: 15 s
+    logs = tmp_path_factory.mktemp("instances")
+    one = Instance(redis_server.url, logs / "one.log", **env)
+    two = Instance(redis_server.url, logs / "two.log", **env)
     try:
         one.wait_ready()
         two.wait_ready()
@@ -58,12 +61,13 @@ def pair(redis_server: Any) -> Iterator[tuple[Instance, Instance]]:
 
 
 class EventSourceClient:
-    """Reads SSE like a browser: whole events only; remembers the last event id."""
+    """Reads SSE like a browser's EventSource: whole events only, ``message`` events only
+    (``event: replay`` frames are for fresh decoders), one decoder across reconnects."""
 
     def __init__(self) -> None:
         self.decoder = streamflow.StreamDecoder("uni")
         self.events = 0
-        self.data: list[bytes] = []  # raw events (ids stripped), for the UI protocols
+        self.data: list[bytes] = []  # raw data lines, for the UI protocols
         self.last_id = ""
 
     async def read(self, response: httpx.Response, stop_after: int | None = None) -> None:
@@ -74,11 +78,9 @@ class EventSourceClient:
             if not sep:
                 pending = whole
                 continue
-            for event in (whole + sep).split(b"\n\n"):
-                if event.strip():
-                    self.data.append(b"\n".join(
-                        line for line in event.split(b"\n") if not line.startswith(b"id:")))
-            self.events += len(self.decoder.feed(whole + sep))
+            events = [e + b"\n\n" for e in (whole + sep).split(b"\n\n")
+                      if e.strip() and not e.startswith(b"event: replay")]  # onmessage only
+            self.events += len(self.decoder.feed(b"".join(events)))
             if stop_after is not None and self.events >= stop_after:
                 return  # hang up (the half-read event, if any, is dropped)
 
@@ -175,8 +177,9 @@ async def test_204_when_there_is_nothing_to_resume(pair: tuple[Instance, Instanc
 
 
 async def test_a_killed_producer_gives_a_typed_error_in_the_heartbeat_window(
-        redis_server: Any, pair: tuple[Instance, Instance]) -> None:
-    doomed = Instance(redis_server.url, STREAMFLOW_DELAY="0.3", STREAMFLOW_HEARTBEAT="0.2")
+        redis_server: Any, pair: tuple[Instance, Instance], tmp_path: Any) -> None:
+    doomed = Instance(redis_server.url, tmp_path / "doomed.log", STREAMFLOW_DELAY="0.3",
+                      STREAMFLOW_HEARTBEAT="0.2")
     try:
         doomed.wait_ready()
         chat = uuid.uuid4().hex

@@ -7,19 +7,20 @@
 
 Entries (see :mod:`streamflow.sources.redis_streams`): a ``start`` entry when the sink
 starts, one ``event`` entry per UniEvent in the ``uni`` encoding, a ``beat`` entry
-every ``heartbeat`` seconds while live, and the terminal ``end`` entry -- the stop
-event, or the typed error (its partial message is the events before it, all in the
-stream). Then the key expires after ``ttl`` seconds. Every ``XADD`` trims the
+whenever ``heartbeat`` seconds pass without a write while live, and the terminal
+``end`` entry -- the stop event, or the typed error (its partial message is the
+events before it, all in the stream, plus the partial's provider data that no event
+carried). Then the key expires after ``ttl`` seconds. Every ``XADD`` trims the
 stream to ``maxlen`` entries (exactly), so a runaway stream cannot grow without
-bound; while live, each heartbeat renews the expiry, so the key of a producer that
-died (SIGKILL) still goes away.
+bound; while live, the expiry is renewed every ``heartbeat`` seconds, so the key of
+a producer that died (SIGKILL) still goes away.
 
 The sink never stops the upstream: ``run()`` reads it to its end (bounded by the
 ``deadline`` of its limits) whether or not anyone is reading the key, so a client
 that comes later gets the whole answer.
 
 Without ``async with``, passing the sink to ``run()`` starts it on the first item
-and runs its heartbeat in ``run()``'s task group.
+and runs its writer (and heartbeat) in ``run()``'s task group.
 """
 
 from __future__ import annotations

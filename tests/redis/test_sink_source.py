@@ -302,3 +302,39 @@ async def test_a_restarted_redis_is_a_transport_error_not_a_hang(own_redis: Any)
                 await anyio.sleep(0.02)
             tg.cancel_scope.cancel()
     assert isinstance(result["error"], streamflow.TransportError)
+
+
+async def test_a_tailer_serves_readers_that_join_at_any_time(redis_url: str) -> None:
+    """One shared XREAD (Tailer) for several readers of one key: each gets every entry once."""
+    from streamflow.sources.redis_streams import Tailer, read_entries
+
+    chunks = [BODY[i:i + 150] for i in range(0, len(BODY), 150)]
+
+    async def slow() -> Any:
+        for chunk in chunks:
+            await anyio.sleep(0.005)
+            yield chunk
+
+    link = RedisLink(redis_url)
+    tailer = Tailer(link)
+    got: dict[int, list[str]] = {}
+
+    async def reader(n: int, delay: float) -> None:
+        await anyio.sleep(delay)
+        got[n] = [e.id async for e in read_entries(link, "tk", tailer=tailer)]
+
+    try:
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(tailer.run)
+                async with anyio.create_task_group() as readers:
+                    async with RedisStreamSink(redis_url, "tk") as sink:
+                        for n, delay in enumerate((0.0, 0.03, 0.08, 0.15)):
+                            readers.start_soon(reader, n, delay)
+                        await streamflow.run(from_async_iterable(slow), sink)
+                tg.cancel_scope.cancel()
+    finally:
+        await link.aclose()
+    every = [eid for eid, _ in await entries(redis_url, "tk")]
+    assert all(ids == every for ids in got.values()) and len(got) == 4
+    assert not tailer.readers and not tailer.cursors  # readers unsubscribe when done

@@ -3,11 +3,12 @@
 Starts Debian's ``redis-server`` on a free loopback port (temp dir, no persistence),
 then, in one asyncio process:
 
+* **the floor** -- redis-py alone: ``XADD`` a timestamp, ``XREAD BLOCK`` it;
 * **added latency** -- a producer (``run(source, RedisStreamSink)``) and a reader
   (``run(from_redis(...))``) of the same key; the source stamps
   ``perf_counter_ns()`` into each text delta right before pushing it, the reader's
-  sink subtracts it on arrival: p50/p99 over every event, for 1 stream and for
-  ``--streams`` concurrent ones (one event every ``--gap`` seconds per stream);
+  sink subtracts it on arrival: p50/p99 over every event, for 1 stream (one event
+  every ``--gap`` s) and for ``--streams`` concurrent ones (one every ``--load-gap`` s);
 * **aggregate events/s** -- ``--streams`` producers writing ``--events`` events each
   as fast as they can while a reader per stream tails it; events delivered to the
   readers per second of wall time.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import socket
 import statistics
@@ -103,10 +105,11 @@ async def one_stream(url: str, key: str, events: int, gap: float, out: list[int]
 async def many(url: str, streams: int, events: int, gap: float,
                tag: str) -> tuple[list[int], float]:
     out: list[int] = []
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     async with anyio.create_task_group() as tg:
         for i in range(streams):
             tg.start_soon(one_stream, url, f"bench:{tag}:{i}", events, gap, out)
+    many.cpu = time.process_time() - cpu  # type: ignore[attr-defined]
     return out, time.perf_counter() - started
 
 
@@ -121,17 +124,48 @@ def _port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def measure(url: str, streams: int, events: int, gap: float) -> None:
+async def raw_floor(url: str, events: int, gap: float) -> list[int]:
+    """The floor: redis-py alone, ``XADD`` a stamp, ``XREAD BLOCK`` it in another task."""
+    import redis.asyncio
+
+    client = redis.asyncio.Redis.from_url(url, decode_responses=True)
+    out: list[int] = []
+
+    async def read() -> None:
+        cursor = "0-0"
+        while len(out) < events:
+            for _, pairs in await client.xread({"bench:raw": cursor}, block=1000) or []:
+                for entry_id, fields in pairs:
+                    out.append(time.perf_counter_ns() - int(fields["t"]))
+                    cursor = entry_id
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read)
+        for _ in range(events):
+            await anyio.sleep(gap)
+            await client.xadd("bench:raw", {"t": str(time.perf_counter_ns())})
+    await client.aclose()
+    return out
+
+
+async def measure(url: str, streams: int, events: int, gap: float, load_gap: float) -> None:
     await many(url, 2, 10, 0.0, "warm")  # imports, first connections
+    floor = await raw_floor(url, events, gap)
+    print(f"redis-py floor, XADD->XREAD:    p50 {_ms(floor, 0.5):7.2f} ms   "
+          f"p99 {_ms(floor, 0.99):7.2f} ms   ({len(floor)} entries, one per {gap * 1e3:g} ms)")
     single, _ = await many(url, 1, events, gap, "one")
     print(f"added latency, 1 stream:        p50 {_ms(single, 0.5):7.2f} ms   "
           f"p99 {_ms(single, 0.99):7.2f} ms   ({len(single)} events, one per {gap * 1e3:g} ms)")
-    loaded, _ = await many(url, streams, max(10, events // 4), gap, "load")
+    loaded, _ = await many(url, streams, 10, load_gap, "load")
     print(f"added latency, {streams} streams:   p50 {_ms(loaded, 0.5):7.2f} ms   "
-          f"p99 {_ms(loaded, 0.99):7.2f} ms   ({len(loaded)} events)")
+          f"p99 {_ms(loaded, 0.99):7.2f} ms   ({len(loaded)} events, one per "
+          f"{load_gap * 1e3:g} ms per stream)")
     burst, seconds = await many(url, streams, events, 0.0, "rate")
+    cpu = many.cpu  # type: ignore[attr-defined]
     print(f"aggregate, {streams} streams:       {len(burst) / seconds:9.0f} events/s delivered "
           f"({len(burst)} events in {seconds:.2f} s, written and read through Redis)")
+    print(f"   per CPU second of this process:   {len(burst) / cpu:9.0f} events/s "
+          f"(both ends in one process; load average {os.getloadavg()[0]:.1f})")
     print(f"   median per-event trip in that burst: {statistics.median(burst) / 1e6:.1f} ms")
 
 
@@ -140,10 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--events", type=int, default=200)
     parser.add_argument("--gap", type=float, default=0.005, help="seconds between events")
+    parser.add_argument("--load-gap", type=float, default=0.5,
+                        help="seconds between events of each stream when all run at once")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     if args.quick:
-        args.streams, args.events = 5, 20
+        args.streams, args.events, args.load_gap = 5, 20, 0.01
     binary = shutil.which("redis-server")
     if binary is None:
         print("redis-server is not installed (apt-get install -y redis-server)")
@@ -156,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             time.sleep(0.3)
             anyio.run(measure, f"redis://127.0.0.1:{port}/0", args.streams, args.events,
-                      args.gap)
+                      args.gap, args.load_gap)
         finally:
             server.kill()
             server.wait()

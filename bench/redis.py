@@ -37,6 +37,7 @@ import streamflow
 from streamflow.events import UniEvent
 from streamflow.sinks import RedisStreamSink
 from streamflow.sources import from_async_iterable, from_redis
+from streamflow.sources.redis_streams import RedisLink
 
 
 def _frame(obj: dict[str, Any]) -> bytes:
@@ -94,22 +95,26 @@ class Arrivals:
         pass
 
 
-async def one_stream(url: str, key: str, events: int, gap: float, out: list[int]) -> None:
+async def one_stream(link: RedisLink, key: str, events: int, gap: float,
+                     out: list[int]) -> None:
     """A producer and a reader of ``key``; the reader joins right after the start entry."""
-    async with RedisStreamSink(url, key, heartbeat=1.0) as sink, \
+    url = link.url
+    async with RedisStreamSink(url, key, heartbeat=1.0, link=link) as sink, \
             anyio.create_task_group() as tg:
-        tg.start_soon(lambda: streamflow.run(from_redis(url, key), Arrivals(out)))
+        tg.start_soon(lambda: streamflow.run(from_redis(url, key, link=link), Arrivals(out)))
         await streamflow.run(stamped(events, gap), sink)
 
 
 async def many(url: str, streams: int, events: int, gap: float,
                tag: str) -> tuple[list[int], float]:
     out: list[int] = []
+    link = RedisLink(url)  # one connection pool for every producer and reader, as an app would
     started, cpu = time.perf_counter(), time.process_time()
     async with anyio.create_task_group() as tg:
         for i in range(streams):
-            tg.start_soon(one_stream, url, f"bench:{tag}:{i}", events, gap, out)
+            tg.start_soon(one_stream, link, f"bench:{tag}:{i}", events, gap, out)
     many.cpu = time.process_time() - cpu  # type: ignore[attr-defined]
+    await link.aclose()
     return out, time.perf_counter() - started
 
 

@@ -52,12 +52,14 @@ class RedisSource(Source):
     framing = "sse"
 
     def __init__(self, url: str, key: str, *, last_event_id: str | None = None,
-                 window: float | None = None, limits: Limits | None = None) -> None:
+                 window: float | None = None, limits: Limits | None = None,
+                 link: RedisLink | None = None) -> None:
         super().__init__(limits)
         self.url = url
         self.key = key
         self.last_event_id = last_event_id or None
         self.window_seconds = window
+        self.link = link
 
     def open(self) -> ChunkStream:
         """Connect, then yield the frames; the connection is closed on exit."""
@@ -65,11 +67,12 @@ class RedisSource(Source):
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[AsyncIterator[bytes]]:
-        link = RedisLink(self.url)
+        link = self.link or RedisLink(self.url)
         try:
             yield self._frames(link)
         finally:
-            await link.aclose()
+            if link is not self.link:
+                await link.aclose()
 
     async def _frames(self, link: RedisLink) -> AsyncIterator[bytes]:
         last = None if self.last_event_id is None else entry_key(self.last_event_id)
@@ -84,11 +87,17 @@ class RedisSource(Source):
 
 
 def from_redis(url: str, key: str, *, last_event_id: str | None = None,
-               window: float | None = None, limits: Limits | None = None) -> RedisSource:
+               window: float | None = None, limits: Limits | None = None,
+               link: RedisLink | None = None) -> RedisSource:
     """A cold source of the stream at Redis ``key`` (``url``: ``redis://host:port/db``).
 
     Each subscription replays the key from its start (after ``last_event_id``, the
     earlier events only rebuild the message) and tails it until the terminal entry.
-    Subscribe it inside ``streamflow.run()`` / ``stream()`` / ``scope()``.
+    ``window``: seconds without any entry before ``StreamTimeoutError`` (default:
+    three of the producer's heartbeats). ``link``: a shared
+    :class:`~streamflow.sources.redis_streams.RedisLink` (one connection pool for many
+    readers; by default each subscription opens its own). Subscribe it inside
+    ``streamflow.run()`` / ``stream()`` / ``scope()``.
     """
-    return RedisSource(url, key, last_event_id=last_event_id, window=window, limits=limits)
+    return RedisSource(url, key, last_event_id=last_event_id, window=window, limits=limits,
+                       link=link)

@@ -204,16 +204,17 @@ async def read_batches(link: RedisLink, key: str, *, after: str | None = None,
         async for batch in tailer.follow(key, cursor, window):
             yield batch
         return
-    quiet_since = anyio.current_time()
+    silent = 0.0  # seconds Redis had nothing new while we waited (not our own busy time)
     while True:
-        wait = min(window - (anyio.current_time() - quiet_since), MAX_BLOCK)
+        wait = min(window - silent, MAX_BLOCK)
         reply = await link.call("xread", {key: cursor}, count=BATCH,
                                 block=max(1, int(wait * 1000)))
         if not reply:
-            if anyio.current_time() - quiet_since >= window:
+            silent += wait
+            if silent >= window:
                 raise StreamTimeoutError("idle", window)
             continue
-        quiet_since = anyio.current_time()
+        silent = 0.0
         batch = _until_end([_entry(*pair) for pair in reply[0][1]])
         yield batch
         if batch[-1].kind == END:

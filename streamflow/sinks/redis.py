@@ -33,7 +33,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from ..errors import CancelledStreamError, StreamflowError
+from ..errors import CancelledStreamError, StreamflowError, TransportError
 from ..events import UniEvent
 from ..sources.bridge import current_scope
 from ..sources.redis_streams import BEAT, DEFAULT_HEARTBEAT, END, EVENT, START, RedisLink
@@ -123,8 +123,11 @@ class RedisStreamSink(AsyncSink):
     async def _write(self, batch: list[dict[str, str]]) -> None:
         """XADD every entry in one round trip; renew the expiry now and then, set it at the end."""
         assert self._link is not None
+        # only the start entry may create the key: a later write to a missing key means
+        # Redis lost it (a restart without persistence), and must fail, not start afresh
         commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
-            ("xadd", (self.key, fields), {"maxlen": self.maxlen, "approximate": False})
+            ("xadd", (self.key, fields), {"maxlen": self.maxlen, "approximate": False,
+                                          "nomkstream": fields["k"] != START})
             for fields in batch]
         now = anyio.current_time()
         if batch[-1]["k"] == END:
@@ -134,6 +137,9 @@ class RedisStreamSink(AsyncSink):
             commands.append(("expire", (self.key, self.ttl + math.ceil(3 * self.heartbeat)), {}))
             self._renewed = now
         replies = await self._link.pipeline(*commands, transaction=False)
+        if replies[len(batch) - 1] is None:
+            raise TransportError(f"the stream {self.key!r} vanished from Redis while being "
+                                 "written (a restart without persistence, or a flush)")
         self.last_id = str(replies[len(batch) - 1])
 
     async def _write_loop(self, cancel: anyio.CancelScope) -> None:

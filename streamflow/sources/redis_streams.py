@@ -48,7 +48,7 @@ WINDOW_BEATS = 3  # a reader gives up after this many heartbeats without an entr
 MAX_BLOCK = 10.0  # seconds one XREAD blocks at most (below the socket timeout)
 BATCH = 512  # entries per read
 MAX_CONNECTIONS = 10_000  # one per blocked reader: a pool must not cap live streams
-_THREADS = anyio.CapacityLimiter(256)  # trio: worker threads for blocking redis calls
+THREADS = 256  # trio: worker threads of one RedisLink for its blocking redis calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +113,7 @@ class RedisLink:
                                        socket_connect_timeout=5.0, retry_on_timeout=False,
                                        max_connections=MAX_CONNECTIONS)
         if self.threaded:
+            self.threads = anyio.CapacityLimiter(THREADS)
             self.client: Any = redis.Redis.from_url(
                 url, retry=redis.retry.Retry(NoBackoff(), 0), **options)
         else:
@@ -127,7 +128,7 @@ class RedisLink:
             method = getattr(self.client, command)
             if self.threaded:
                 return await anyio.to_thread.run_sync(
-                    functools.partial(method, *args, **kwargs), limiter=_THREADS,
+                    functools.partial(method, *args, **kwargs), limiter=self.threads,
                     abandon_on_cancel=True)
             return await method(*args, **kwargs)
         except Exception as exc:
@@ -145,7 +146,7 @@ class RedisLink:
         try:
             pipe = build(self.client.pipeline(transaction=transaction))
             if self.threaded:
-                return list(await anyio.to_thread.run_sync(pipe.execute, limiter=_THREADS,
+                return list(await anyio.to_thread.run_sync(pipe.execute, limiter=self.threads,
                                                            abandon_on_cancel=True))
             return list(await pipe.execute())
         except Exception as exc:
@@ -156,7 +157,7 @@ class RedisLink:
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             try:
                 if self.threaded:
-                    await anyio.to_thread.run_sync(self.client.close, limiter=_THREADS)
+                    await anyio.to_thread.run_sync(self.client.close, limiter=self.threads)
                 else:
                     await self.client.aclose()
             except Exception:  # closing a dead connection may fail: nothing to do
@@ -210,6 +211,7 @@ async def read_batches(link: RedisLink, key: str, *, after: str | None = None,
         reply = await link.call("xread", {key: cursor}, count=BATCH,
                                 block=max(1, int(wait * 1000)))
         if not reply:
+            await _still_there(link, key)
             silent += wait
             if silent >= window:
                 raise StreamTimeoutError("idle", window)
@@ -220,6 +222,13 @@ async def read_batches(link: RedisLink, key: str, *, after: str | None = None,
         if batch[-1].kind == END:
             return
         cursor = batch[-1].id
+
+
+async def _still_there(link: RedisLink, key: str) -> None:
+    """A live key that vanished: Redis restarted without persistence (or was flushed)."""
+    if not await link.call("exists", key):
+        raise TransportError(f"the stream {key!r} vanished from Redis while being read "
+                             "(a restart without persistence, or a flush)")
 
 
 def _until_end(batch: list[Entry]) -> list[Entry]:
@@ -292,6 +301,7 @@ class Tailer:
                 with anyio.move_on_after(window):
                     item = await receive.receive()
                 if not isinstance(item, (list, StreamflowError)):
+                    await _still_there(self.link, key)
                     raise StreamTimeoutError("idle", window)
                 if isinstance(item, StreamflowError):
                     raise item

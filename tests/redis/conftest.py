@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,33 +16,31 @@ from redis_helpers import RedisServer
 REDIS = shutil.which("redis-server")
 
 
-def _server(tmp: Path) -> RedisServer:
+@contextmanager
+def _running(tmp: Path) -> Iterator[RedisServer]:
     if REDIS is None:
         pytest.skip("redis-server is not installed (apt-get install -y redis-server; "
                     ".ci/run installs it)")
-    return RedisServer(REDIS, tmp)
+    server = RedisServer(REDIS, tmp)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """One server shared by the tests that do not stop it."""
-    server = _server(tmp_path_factory.mktemp("redis"))
-    server.start()
-    try:
+    with _running(tmp_path_factory.mktemp("redis")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture()
 def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
     """A server of this test alone (for tests that stop or restart it)."""
-    server = _server(tmp_path)
-    server.start()
-    try:
+    with _running(tmp_path) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture()

@@ -210,7 +210,10 @@ def test_recording_path_exists() -> None:
     assert Path(DATA / "anthropic" / "kitchen_sink.sse").exists()
 
 
-async def test_redis_going_away_under_a_live_stream_is_a_transport_error(own_redis: Any) -> None:
+@pytest.mark.parametrize("restart", [False, True], ids=["killed", "restarted"])
+async def test_redis_going_away_under_a_live_stream_is_a_transport_error(
+        own_redis: Any, restart: bool) -> None:
+    """Redis killed (or killed and restarted empty) under a tailing reader: no hang."""
     url = own_redis.url
 
     async def endless() -> Any:
@@ -219,14 +222,13 @@ async def test_redis_going_away_under_a_live_stream_is_a_transport_error(own_red
         yield BODY[1200:]
 
     errors: dict[str, BaseException] = {}
+    ready, seen = anyio.Event(), anyio.Event()
 
     async def consume() -> None:
         try:
-            await streamflow.run(from_redis(url, "live"))
+            await streamflow.run(from_redis(url, "live"), lambda event: seen.set())
         except streamflow.StreamflowError as exc:
             errors["consumer"] = exc
-
-    ready = anyio.Event()
 
     async def produce_live() -> None:
         try:
@@ -242,9 +244,11 @@ async def test_redis_going_away_under_a_live_stream_is_a_transport_error(own_red
             tg.start_soon(produce_live)
             await ready.wait()
             tg.start_soon(consume)
-            await anyio.sleep(0.3)
+            await seen.wait()  # the reader is tailing, events in hand
             killed = time.monotonic()
             own_redis.stop()  # SIGKILL: connections cut
+            if restart:
+                own_redis.start()  # same port, empty
             while "consumer" not in errors:
                 await anyio.sleep(0.01)
             noticed = time.monotonic() - killed
@@ -252,7 +256,7 @@ async def test_redis_going_away_under_a_live_stream_is_a_transport_error(own_red
     error = errors["consumer"]
     assert isinstance(error, streamflow.TransportError)
     assert error.partial is not None and error.partial.items  # what arrived is kept
-    assert noticed < 1.0 and time.monotonic() - started < 5
+    assert noticed < 2.0 and time.monotonic() - started < 8
 
 
 async def test_redis_down_before_the_start_is_a_transport_error(own_redis: Any) -> None:
@@ -262,46 +266,6 @@ async def test_redis_down_before_the_start_is_a_transport_error(own_redis: Any) 
     with anyio.fail_after(10), pytest.raises(streamflow.TransportError, match="redis"):
         async with RedisStreamSink(own_redis.url, "any"):
             pass
-
-
-async def test_a_restarted_redis_is_a_transport_error_not_a_hang(own_redis: Any) -> None:
-    url = own_redis.url
-
-    async def endless() -> Any:
-        yield BODY[:300]
-        await anyio.sleep(30)
-        yield BODY[300:]
-
-    result: dict[str, BaseException] = {}
-
-    async def consume() -> None:
-        try:
-            await streamflow.run(from_redis(url, "restart"))
-        except streamflow.StreamflowError as exc:
-            result["error"] = exc
-
-    ready = anyio.Event()
-
-    async def produce_live() -> None:
-        try:
-            async with RedisStreamSink(url, "restart", heartbeat=0.1) as sink:
-                ready.set()
-                await streamflow.run(from_async_iterable(endless), sink)
-        except streamflow.StreamflowError:
-            pass
-
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(produce_live)
-            await ready.wait()
-            tg.start_soon(consume)
-            await anyio.sleep(0.2)
-            own_redis.stop()
-            own_redis.start()  # same port, empty
-            while "error" not in result:
-                await anyio.sleep(0.02)
-            tg.cancel_scope.cancel()
-    assert isinstance(result["error"], streamflow.TransportError)
 
 
 async def test_a_tailer_serves_readers_that_join_at_any_time(redis_url: str) -> None:

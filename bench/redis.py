@@ -99,7 +99,7 @@ async def one_stream(link: RedisLink, key: str, events: int, gap: float,
                      out: list[int]) -> None:
     """A producer and a reader of ``key``; the reader joins right after the start entry."""
     url = link.url
-    async with RedisStreamSink(url, key, heartbeat=1.0, link=link) as sink, \
+    async with RedisStreamSink(url, key, heartbeat=5.0, link=link) as sink, \
             anyio.create_task_group() as tg:
         tg.start_soon(lambda: streamflow.run(from_redis(url, key, link=link), Arrivals(out)))
         await streamflow.run(stamped(events, gap), sink)

@@ -1,4 +1,4 @@
-"""``python -m bench.redis --quick`` runs and prints its figures (a smoke test, no timing asserts)."""
+"""``python -m bench.redis --quick`` runs and prints its figures (smoke test, no timing)."""
 
 from __future__ import annotations
 

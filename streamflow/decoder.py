@@ -1,64 +1,86 @@
-"""Bytes in, UniEvents out: a framer and a dialect decoder composed, sans-IO.
+"""Bytes in, UniEvents out: THE decode loop of streamflow, sans-IO.
 
-:class:`StreamDecoder` is the whole core in one object (what the ``pipeline``
-operator wraps); :func:`assemble` runs it over a body and returns the final
-:class:`~streamflow.message.Message`, or raises the typed error with the partial
-message attached.
+:class:`StreamDecoder` is the only code that frames, sniffs the framing and the
+dialect, decodes, ignores what follows ``stop`` and raises. Everything else wraps
+it: :func:`assemble` (a loop over ``feed``), the ``pipeline``, ``frame`` and
+``normalize`` operators and ``run()``/``run_sync()`` (an ``emit`` callback each).
+
+The outcome rule (seed 001): a stream ends with ``stop`` or with an exception,
+never both. Once the stop event is out, nothing raises: later frames are counted
+in :attr:`StreamDecoder.ignored_frames` and later bytes in ``ignored_bytes``,
+never framed, decoded or raised -- a duplicated terminator, an oversized trailing
+line, garbage after an event-stream's last frame are all ignored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from .dialects import get_dialect, require_dialect
 from .dialects.base import Decoder
-from .errors import IncompleteStreamError, StreamflowError
+from .errors import IncompleteStreamError, ProtocolError, StreamflowError
 from .events import UniEvent
-from .framing import make_framer, sniff_framing
+from .framing import Framer, make_framer, sniff_framing
 from .limits import Limits
 from .message import Message
 
-__all__ = ["StreamDecoder", "assemble"]
+__all__ = ["StreamDecoder", "assemble", "lend", "lending"]
 
 _BOM = b"\xef\xbb\xbf"
+Emit = Callable[[UniEvent], Any]
 
 
 class StreamDecoder:
-    """Feed body bytes, get UniEvents; ``dialect="auto"`` detects from the first event.
+    """Feed body bytes (or frames), get UniEvents; ``dialect="auto"`` detects from the first frame.
 
     ``framing`` overrides the dialect's own framing (``"ndjson"`` reads a recording
-    that holds one JSON payload per line). ``options`` go to the dialect decoder.
-
-    Once the stop event is out the stream is over: frames after it (a duplicated
-    terminator, trailing keep-alives) are not decoded, only counted in
-    ``ignored_frames``, so a stream never yields ``stop`` and then an error.
+    that holds one JSON payload per line); ``options`` go to the dialect decoder.
+    ``feed``/``feed_frames``/``close`` return the events they decoded -- or, with
+    ``emit``, hand each event to ``emit`` as soon as its frame is decoded and return
+    ``[]`` (so a frame failing late in a chunk never hides the events before it).
+    An error raised carries ``partial``, and (without ``emit``) in ``events`` the
+    events decoded in the same call before it.
     """
 
-    ignored_frames = 0
-    _frame_id: str | None = None
-
     def __init__(self, dialect: str = "auto", *, framing: str | None = None,
-                 limits: Limits | None = None, clock: Any = None, **options: Any) -> None:
+                 limits: Limits | None = None, clock: Any = None,
+                 emit: Emit | None = None, **options: Any) -> None:
         self.limits = limits
+        self.emit = emit
+        self.ignored_frames = 0
+        self.ignored_bytes = 0
         self._clock = clock
         self._options = options
         self._head = b""
+        self._stopped = False
         self.decoder: Decoder | None = None
         self.dialect: str | None = None if dialect == "auto" else dialect
-        if self.dialect is not None:
-            framing = framing or self._make_decoder(self.dialect).framing
+        self._explicit = self.dialect is not None
+        self._frame_id: str | None = None
         self.framing: str | None = framing
-        self.framer: Any = make_framer(framing, limits) if framing else None
+        if self.dialect is not None:
+            self.framing = framing or get_dialect(self.dialect).framing
+            self._make_decoder(self.dialect)
+        self.framer: Framer | None = make_framer(self.framing, limits) if self.framing else None
 
     def _make_decoder(self, name: str) -> Decoder:
-        self.decoder = get_dialect(name)(limits=self.limits, clock=self._clock, **self._options)
-        return self.decoder
+        decoder = get_dialect(name)(limits=self.limits, clock=self._clock, **self._options)
+        decoder.framed_as = self.framing or decoder.framing
+        self.decoder = decoder
+        return decoder
 
     @property
     def partial(self) -> Message:
         """The message assembled so far (empty before the dialect is known)."""
         return self.decoder.partial if self.decoder is not None else Message()
+
+    @property
+    def message(self) -> Message:
+        """The message: final once :meth:`close` returned without raising."""
+        return self.partial
 
     @property
     def last_event_id(self) -> str | None:
@@ -70,68 +92,182 @@ class StreamDecoder:
         return self._frame_id
 
     @property
-    def message(self) -> Message:
-        """The message: final once :meth:`close` returned without raising."""
-        return self.partial
+    def stopped(self) -> bool:
+        """True once the stop event was decoded: the rest of the body is ignored."""
+        return self._stopped
 
+    # -- framing ----------------------------------------------------------------
+    def frames(self, chunk: bytes) -> list[Any]:
+        """Frame the next chunk, sniffing the framing from the first bytes if unknown."""
+        framer = self.framer
+        if framer is None:
+            self._head += chunk
+            if len(self._head) < 3 and _BOM.startswith(self._head):
+                return []  # maybe a BOM split across chunks: wait for the next byte
+            framing = sniff_framing(self._head)
+            if framing is None:
+                return []
+            self.framing = framing
+            framer = self.framer = make_framer(framing, self.limits)
+            chunk, self._head = self._head, b""
+        return framer.feed(chunk)
+
+    def end_frames(self, *, empty_ok: bool = False) -> list[Any]:
+        """End of body for the framer: the frames it still held (an empty body raises
+        ``IncompleteStreamError`` unless ``empty_ok``)."""
+        frames: list[Any] = []
+        if self.framer is None:
+            if not empty_ok and not self._head.strip():
+                raise IncompleteStreamError("empty body: no events arrived")
+            self.framing = sniff_framing(self._head) or "sse"
+            self.framer = make_framer(self.framing, self.limits)
+            head, self._head = self._head, b""
+            frames = self.framer.feed(head)
+        return frames + self.framer.close()
+
+    # -- decoding ---------------------------------------------------------------
     def feed(self, chunk: bytes) -> list[UniEvent]:
         """Decode the next chunk of the body."""
-        try:
-            if self.framer is None:
-                self._head += chunk
-                if len(self._head) < 3 and _BOM.startswith(self._head):
-                    return []  # maybe a BOM split across chunks: wait for the next byte
-                framing = sniff_framing(self._head)
-                if framing is None:
-                    return []
-                self.framing = framing
-                self.framer = make_framer(framing, self.limits)
-                chunk, self._head = self._head, b""
-            return self.feed_frames(self.framer.feed(chunk))
-        except StreamflowError as exc:
-            raise exc.with_partial(self.partial) from exc.__cause__
-
-    def feed_frames(self, frames: Iterable[Any]) -> list[UniEvent]:
-        """Decode frames that were framed elsewhere."""
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise TypeError(f"feed() takes bytes, got {type(chunk).__name__}")
+        if self._stopped:
+            self.ignored_bytes += len(chunk)
+            return []
         out: list[UniEvent] = []
         try:
-            for frame in frames:
-                self._frame_id = getattr(frame, "id", None)
-                decoder = self.decoder
-                if decoder is None:
-                    self.dialect = require_dialect(frame, self.framing or "sse")
-                    decoder = self._make_decoder(self.dialect)
-                elif decoder.emitter._stopped:
-                    self.ignored_frames += 1
-                    continue
-                out += decoder.feed(frame)
+            self._decode(self.frames(chunk), out)
         except StreamflowError as exc:
-            exc.events = out + exc.events  # decoded before the failure: not lost
-            raise
+            self._failed(exc, out)
+        return out
+
+    def feed_frames(self, frames: Iterable[Any]) -> list[UniEvent]:
+        """Decode frames that were framed elsewhere (the ``normalize`` operator)."""
+        out: list[UniEvent] = []
+        try:
+            self._decode(frames, out)
+        except StreamflowError as exc:
+            self._failed(exc, out)
         return out
 
     def close(self) -> list[UniEvent]:
         """End of body: flush, and raise ``IncompleteStreamError`` if the stream was cut."""
+        out: list[UniEvent] = []
+        if self._stopped:
+            return out
         try:
-            if self.framer is None:
-                if not self._head.strip():
-                    raise IncompleteStreamError("empty body: no events arrived")
-                self.framing = sniff_framing(self._head) or "sse"
-                self.framer = make_framer(self.framing, self.limits)
-                head, self._head = self._head, b""
-                out = self.feed_frames(self.framer.feed(head))
-            else:
-                out = []
-            out += self.feed_frames(self.framer.close())
+            self._decode(self.end_frames(), out)
             if self.decoder is None:
                 raise IncompleteStreamError("the body held no events")
-            try:
-                return out + self.decoder.close()
-            except StreamflowError as exc:
-                exc.events = out + exc.events
-                raise
+            self._deliver(self.decoder.close(), out)
         except StreamflowError as exc:
-            raise exc.with_partial(self.partial) from exc.__cause__
+            self._failed(exc, out)
+        return out
+
+    def close_frames(self) -> list[UniEvent]:
+        """End of frames framed elsewhere: check the terminator."""
+        out: list[UniEvent] = []
+        if self._stopped:
+            return out
+        try:
+            if self.decoder is None:
+                raise IncompleteStreamError("the stream held no events")
+            self._deliver(self.decoder.close(), out)
+        except StreamflowError as exc:
+            self._failed(exc, out)
+        return out
+
+    def fail(self, error: Exception) -> Exception | None:
+        """An error from upstream (transport, timeout...): ``partial`` attached.
+
+        ``None`` once the stream stopped: it is complete, and ends as such.
+        """
+        if self._stopped:
+            return None
+        if isinstance(error, StreamflowError):
+            error.attach(self.partial)
+        return error
+
+    def _deliver(self, events: list[UniEvent], out: list[UniEvent]) -> None:
+        if events:
+            if events[-1].event_type == "stop":
+                self._stopped = True
+            emit = self.emit
+            if emit is None:
+                out += events
+            else:
+                for event in events:
+                    emit(event)
+
+    def _decode(self, frames: Iterable[Any], out: list[UniEvent]) -> None:
+        decoder = self.decoder
+        emit = self.emit
+        for frame in frames:
+            if self._stopped:
+                self.ignored_frames += 1  # after stop: counted, never decoded
+                continue
+            if decoder is None:
+                self.dialect = require_dialect(frame, self.framing or "sse")
+                decoder = self._make_decoder(self.dialect)
+            self._frame_id = getattr(frame, "id", None)
+            events = decoder.feed(frame)
+            if events:  # the hot path of every entry point: once per frame
+                if events[-1].event_type == "stop":
+                    self._stopped = True
+                if emit is None:
+                    out += events
+                else:
+                    for event in events:
+                        emit(event)
+
+    def _failed(self, exc: StreamflowError, out: list[UniEvent]) -> None:
+        """Deliver what came before ``exc``; raise it unless the stream had stopped."""
+        pending, exc.events = exc.events, []
+        self._deliver(pending, out)
+        if self._stopped or (self.decoder is not None and self.decoder.stopped):
+            self._stopped = True
+            return  # the stream is complete: what failed after stop is ignored
+        self._hint(exc).attach(self.partial)
+        if self.emit is None:
+            exc.events = out[:]
+            out.clear()
+        raise exc
+
+
+    def _hint(self, exc: StreamflowError) -> StreamflowError:
+        """Nothing understood with a dialect chosen by hand (bad frames, or frames the
+        dialect ignores until the body ends): suggest ``dialect="auto"``."""
+        partial = self.partial
+        if (self._explicit and isinstance(exc, (ProtocolError, IncompleteStreamError))
+                and not partial.items and partial.id is None and "dialect=" not in exc.message):
+            exc.message = (f'{exc.message} (is the body really {self.dialect!r}? '
+                           f'dialect="auto" detects the format)')
+            exc.args = (exc.message,)
+        return exc
+
+
+_BORROWER: ContextVar[Callable[[StreamDecoder], None] | None] = ContextVar(
+    "streamflow_borrower", default=None)
+
+
+@contextmanager
+def lending(borrower: Callable[[StreamDecoder], None]) -> Iterator[None]:
+    """While subscribing: every reactive decoder set up in this block is told to ``borrower``.
+
+    ``run()`` subscribes inside it, so it reads the message the decoder of the
+    pipeline it is handed already assembles instead of assembling a second time.
+    """
+    token = _BORROWER.set(borrower)
+    try:
+        yield
+    finally:
+        _BORROWER.reset(token)
+
+
+def lend(decoder: StreamDecoder) -> None:
+    """Called by the reactive wrappers as they set up: tell the borrower, if any."""
+    borrower = _BORROWER.get()
+    if borrower is not None:
+        borrower(decoder)
 
 
 def assemble(chunks: bytes | Iterable[bytes], dialect: str = "auto", *,

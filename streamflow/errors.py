@@ -21,6 +21,7 @@ delivers before the error so nothing is lost::
     ├── TransportError                 the connection failed or dropped mid-body
     ├── StreamNotFoundError            a stored stream (a Redis key) does not exist
     ├── CancelledStreamError           the consumer cancelled the stream
+    ├── NoScopeError                   an async source subscribed outside ``streamflow.scope()``
     └── SinkError                      a sink raised (the stream itself went to its end)
 
 When the stream fails *and* sinks raised, ``run()`` raises the stream's error with
@@ -49,6 +50,7 @@ __all__ = [
     "TransportError",
     "StreamNotFoundError",
     "CancelledStreamError",
+    "NoScopeError",
     "SinkError",
 ]
 
@@ -77,6 +79,19 @@ class StreamflowError(Exception):
     def with_partial(self, partial: Message) -> StreamflowError:
         """Attach the partial message unless one is already set; returns ``self``."""
         if self.partial is None:
+            self.partial = partial
+        return self
+
+    def attach(self, partial: Message | None, before: list[UniEvent] | None = None
+               ) -> StreamflowError:
+        """The one place context is added to an error on its way out; returns ``self``.
+
+        ``partial`` is set unless one already is; ``before`` (events decoded earlier
+        in the same call and not yet delivered) goes in front of :attr:`events`.
+        """
+        if before:
+            self.events = before + self.events
+        if self.partial is None and partial is not None:
             self.partial = partial
         return self
 
@@ -226,6 +241,10 @@ class StreamNotFoundError(StreamflowError):
 
 class CancelledStreamError(StreamflowError):
     """The consumer cancelled the stream (dispose, Ctrl-C); the connection was closed."""
+
+
+class NoScopeError(StreamflowError, RuntimeError):
+    """An asynchronous source was subscribed outside ``async with streamflow.scope()``."""
 
 
 class SinkError(StreamflowError):

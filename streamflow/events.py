@@ -85,6 +85,17 @@ class ToolCallItem:
     kind: ClassVar[str] = "tool_call"
     growing: ClassVar[str] = "arguments"
 
+    @property
+    def parsed_arguments(self) -> JSONDict:
+        """The arguments object of a ``tool_call.done`` item, typed (no cast needed).
+
+        A ``.delta`` fragment holds JSON text, not an object: ``TypeError``.
+        """
+        if isinstance(self.arguments, dict):
+            return self.arguments
+        raise TypeError(f"{self.type} carries JSON text; the parsed arguments are on the "
+                        "tool_call.done item")
+
 
 @dataclass(slots=True)
 class InlineDataItem:

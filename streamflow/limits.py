@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Limits", "DEFAULT_LIMITS"]
+from .errors import LimitExceededError
+
+__all__ = ["Budget", "DEFAULT_LIMITS", "Limits"]
 
 MiB = 1024 * 1024
 
@@ -39,3 +41,65 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+
+class Budget:
+    """The size and count limits of one message, counted in one place.
+
+    The :class:`~streamflow.dialects.base.Emitter` (and the ``uni`` dialect through
+    it) asks before anything changes, so a refused fragment leaves the partial
+    message as it was: :meth:`open_group` before a new group (or a kept provider
+    entry), :meth:`grow` before a fragment; :meth:`reserve` counts bytes a dialect
+    holds back before they become fragments (out-of-order tool calls), and
+    :meth:`release` returns them when they are emitted.
+    """
+
+    __slots__ = ("limits", "size", "groups", "group_size", "held")
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.limits = limits
+        self.size = 0          # bytes of every fragment so far
+        self.groups = 0        # groups opened plus provider entries kept
+        self.group_size = 0    # bytes of the open group
+        self.held = 0          # bytes buffered by a dialect, not yet fragments
+
+    def open_group(self) -> None:
+        """Count one more group (``max_groups``)."""
+        if self.groups >= self.limits.max_groups:
+            raise LimitExceededError("max_groups", self.limits.max_groups)
+        self.groups += 1
+        self.group_size = 0
+
+    def check_groups(self, extra: int) -> None:
+        """Raise if ``extra`` more groups (held back by a dialect) would pass ``max_groups``."""
+        if self.groups + extra > self.limits.max_groups:
+            raise LimitExceededError("max_groups", self.limits.max_groups)
+
+    def check_grow(self, size: int, tool: bool, new_group: bool) -> int:
+        """The group size after a fragment of ``size`` bytes; raises past a limit."""
+        limits = self.limits
+        if self.size + self.held + size > limits.max_message_bytes:
+            raise LimitExceededError("max_message_bytes", limits.max_message_bytes)
+        group_size = size if new_group else self.group_size + size
+        if tool and group_size > limits.max_tool_arguments_bytes:
+            raise LimitExceededError("max_tool_arguments_bytes", limits.max_tool_arguments_bytes)
+        return group_size
+
+    def grow(self, size: int, group_size: int) -> None:
+        """Count a fragment checked by :meth:`check_grow`."""
+        self.size += size
+        self.group_size = group_size
+
+    def reserve(self, size: int, held_in_group: int = 0) -> None:
+        """Count ``size`` bytes a dialect buffers; ``held_in_group`` is that buffer's total
+        for one tool call (checked against ``max_tool_arguments_bytes``)."""
+        limits = self.limits
+        if self.size + self.held + size > limits.max_message_bytes:
+            raise LimitExceededError("max_message_bytes", limits.max_message_bytes)
+        if held_in_group > limits.max_tool_arguments_bytes:
+            raise LimitExceededError("max_tool_arguments_bytes", limits.max_tool_arguments_bytes)
+        self.held += size
+
+    def release(self, size: int) -> None:
+        """Buffered bytes about to be emitted as fragments (counted by :meth:`grow` then)."""
+        self.held = max(0, self.held - size)

@@ -25,6 +25,7 @@ from .events import (
     join_fragments,
     usage_to_dict,
 )
+from .grammar import IDLE, STOP, STOPPED, step, symbol
 
 __all__ = ["Message", "Assembler"]
 
@@ -46,6 +47,11 @@ class Message:
     provider: JSONDict = field(default_factory=dict)
     complete: bool = False
     role: str = "assistant"
+
+    @property
+    def usage(self) -> Usage | None:
+        """The token counts and cost: the same object as :attr:`usage_metadata`."""
+        return self.usage_metadata
 
     @property
     def text(self) -> str:
@@ -78,16 +84,17 @@ class Message:
 
 
 class Assembler:
-    """Builds a :class:`Message` from UniEvents, enforcing the grammar as it goes.
+    """Builds a :class:`Message` from UniEvents, stepping through :mod:`streamflow.grammar`.
 
-    Raises :class:`~streamflow.errors.ProtocolError` for events after ``stop``, a
-    ``delta`` without exactly one item, a ``.done`` with no group open or of another
-    kind than the open group, or ``stop`` while a group is open. Cost is linear:
-    fragments of the open group are kept in a list and joined only when a partial
-    message is asked for.
+    Raises :class:`~streamflow.errors.ProtocolError` for what the grammar table
+    refuses: events after ``stop``, a ``.done`` with no group open or of another kind
+    than the open group, a fragment of another kind while a group is open, ``stop``
+    while a group is open, and for a ``delta`` without exactly one item or a ``stop``
+    with items. A rejected event changes nothing. Cost is linear: fragments of the
+    open group are kept in a list and joined only when a partial message is asked for.
     """
 
-    __slots__ = ("_items", "_open", "_parts", "_meta", "_usage", "_finish", "_created", "_stopped")
+    __slots__ = ("_items", "_open", "_parts", "_meta", "_usage", "_finish", "_created", "state")
 
     def __init__(self) -> None:
         self._items: list[ContentItem] = []
@@ -97,29 +104,78 @@ class Assembler:
         self._usage: Usage | None = None
         self._finish: FinishReason | None = None
         self._created: int | None = None
-        self._stopped = False
+        #: the grammar state: ``"idle"``, ``"open"`` or ``"stopped"``
+        self.state: str = IDLE
 
     @property
     def stopped(self) -> bool:
         """True once the stop event was fed."""
-        return self._stopped
+        return self.state is STOPPED
+
+    @property
+    def open_item(self) -> ContentItem | None:
+        """The first fragment of the open group, if one is open."""
+        return self._open
+
+    @property
+    def open_kind(self) -> str | None:
+        """The kind of the open group, if any."""
+        return self._open.kind if self._open is not None else None
+
+    @property
+    def fragments(self) -> list[Any]:
+        """The growing-field values of the open group's fragments so far (do not mutate)."""
+        return self._parts
+
+    @property
+    def provider(self) -> JSONDict:
+        """A copy of the message-level provider slot so far (lists copied too)."""
+        return {k: list(v) if isinstance(v, list) else v for k, v in self._meta.items()}
 
     def note(self, provider: JSONDict | None) -> None:
         """Merge message-level provider data (id, model...) known before any event."""
         if provider:
             self._meta.update(provider)
 
+    def keep(self, key: str, value: Any) -> None:
+        """Append ``value`` to the message-level provider list ``key`` (O(1))."""
+        kept = self._meta.get(key)
+        if isinstance(kept, list):
+            kept.append(value)
+        else:
+            self._meta[key] = [value]
+
+    def ending(self, usage: Usage | None, finish_reason: FinishReason | None) -> None:
+        """Usage and finish reason known before ``stop`` (a partial message shows them)."""
+        self._usage = usage
+        self._finish = finish_reason
+
+    def compact(self) -> str:
+        """Join the open group's text fragments into one (the partial message is unchanged)."""
+        text = "".join(self._parts)
+        self._parts = [text]
+        return text
+
+    def fragment(self, item: ContentItem, value: Any, created_at: int) -> None:
+        """Take the ``K.delta`` ``item`` whose growing field is ``value`` (the writer's path)."""
+        open_ = self._open
+        if open_ is not None and open_.kind == item.kind:  # the (OPEN, DELTA) self-loop
+            self._parts.append(value)
+            return
+        self.state = step(self.state, symbol(item.kind, False, self.open_kind),
+                          what=item.type, kind=item.kind, open_kind=self.open_kind)
+        if self._created is None:
+            self._created = created_at
+        self._open = item
+        self._parts = [value]
+
     def feed(self, event: UniEvent) -> None:
         """Take the next event of the stream (a rejected event changes nothing)."""
-        if self._stopped:
-            raise ProtocolError("event after stop")
-        open_ = self._open
-        done = False
+        open_kind = self.open_kind
         if event.event_type == "stop":
-            if event.content_items:
+            if event.content_items and self.state is not STOPPED:
                 raise ProtocolError("stop event carries items")
-            if open_ is not None:
-                raise ProtocolError(f"stop while a {open_.kind} group is open")
+            nxt = step(self.state, STOP, what="stop", open_kind=open_kind)
             item = None
         else:
             items = event.content_items
@@ -127,25 +183,24 @@ class Assembler:
                 raise ProtocolError(f"delta event with {len(items)} items")
             item = items[0]
             done = item.type.endswith(".done")
-            if done and open_ is None:
-                raise ProtocolError(f"{item.type} without a {item.kind}.delta before it")
-            if open_ is not None and open_.kind != item.kind:
-                raise ProtocolError(f"{item.type} while a {open_.kind} group is open")
+            nxt = step(self.state, symbol(item.kind, done, open_kind), what=item.type,
+                       kind=item.kind, open_kind=open_kind)
         if self._created is None:
             self._created = event.created_at
         if event.provider:
             self._meta.update(event.provider)
+        self.state = nxt
         if item is None:
             self._usage = event.usage_metadata
             self._finish = event.finish_reason
-            self._stopped = True
-        elif done:
+        elif nxt is IDLE:
             self._items.append(item)
             self._open = None
             self._parts = []
+        elif self._open is None:
+            self._open = item
+            self._parts = [getattr(item, item.growing)]
         else:
-            if open_ is None:
-                self._open = item
             self._parts.append(getattr(item, item.growing))
 
     @property
@@ -154,7 +209,7 @@ class Assembler:
         items = list(self._items)
         if self._open is not None:
             items.append(join_fragments(self._open, self._parts, done=False))
-        meta: JSONDict = {k: list(v) if isinstance(v, list) else v for k, v in self._meta.items()}
+        meta = self.provider
         return Message(
             items=items,
             usage_metadata=self._usage,
@@ -163,5 +218,5 @@ class Assembler:
             model=meta.get("model"),
             created_at=self._created,
             provider=meta,
-            complete=self._stopped,
+            complete=self.state is STOPPED,
         )

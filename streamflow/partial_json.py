@@ -18,25 +18,28 @@ from .errors import LimitExceededError, ToolCallArgumentParseError
 __all__ = ["ArgumentBuffer", "parse_arguments"]
 
 
-def parse_arguments(text: str, *, tool_call_id: str = "", name: str = "") -> dict[str, Any]:
+def parse_arguments(text: str, *, tool_call_id: str = "", name: str = "",
+                    cause: str = "") -> dict[str, Any]:
     """Strictly parse complete tool arguments into a JSON object (empty text is ``{}``).
 
     Raises :class:`~streamflow.errors.ToolCallArgumentParseError` when the text is
-    malformed, cut short, or parses to something other than an object.
+    malformed (``NaN``/``Infinity`` are not JSON), cut short, or parses to something
+    other than an object; ``cause`` (why the text may be cut) is added to its message.
     """
     if not text.strip():
         return {}
+    why = f" ({cause})" if cause else ""
     try:
-        value = from_json(text)
+        value = from_json(text, allow_inf_nan=False)
     except ValueError as exc:
         raise ToolCallArgumentParseError(
-            f"tool call {name or tool_call_id!r}: arguments are not valid JSON ({exc})",
+            f"tool call {name or tool_call_id!r}: arguments are not valid JSON ({exc}){why}",
             tool_call_id=tool_call_id, name=name, arguments=text,
         ) from None
     if not isinstance(value, dict):
         raise ToolCallArgumentParseError(
             f"tool call {name or tool_call_id!r}: arguments are a JSON {type(value).__name__}, "
-            "not an object",
+            f"not an object{why}",
             tool_call_id=tool_call_id, name=name, arguments=text,
         )
     return value

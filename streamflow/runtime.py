@@ -31,19 +31,19 @@ Outcome:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import anyio
 from reactivex import Observable, abc
 
+from .decoder import StreamDecoder, lending
 from .errors import CancelledStreamError, StreamflowError
 from .events import UniEvent
 from .limits import Limits
 from .message import Assembler, Message
 from .operators._base import Handlers, Operator, stateful
 from .operators.on_error import StreamFailure, StreamRestart
-from .operators.pipeline import EmittingDecoder
+from .operators.pipeline import subscribe_decoder
 from .sinks.base import AsyncSink, AsyncSinkFeeder, SinkError
 from .sources.bridge import scope
 from .sources.coerce import as_source
@@ -52,48 +52,41 @@ __all__ = ["as_events", "run", "run_sync"]
 
 
 def as_events(dialect: str = "auto", framing: str | None = None, limits: Limits | None = None,
-              on_decoder: Callable[[EmittingDecoder], None] | None = None,
               **options: Any) -> Operator[Any, Any]:
-    """Decode ``bytes`` items like ``pipeline()``; pass anything else through (run's front).
-
-    ``on_decoder`` is told the decoder of each subscription that decodes bytes, so
-    ``run`` can read the message it already assembles instead of assembling twice.
-    """
+    """Decode ``bytes`` items like ``pipeline()``; pass anything else through (run's front)."""
 
     def setup(observer: abc.ObserverBase[Any]) -> Handlers:
-        state: EmittingDecoder | None = None
+        handlers: Handlers | None = None
         decided = False
 
-        def make() -> EmittingDecoder:
-            decoder = EmittingDecoder(observer.on_next, dialect, framing=framing, limits=limits,
-                                      **options)
-            if on_decoder is not None:
-                on_decoder(decoder)
-            return decoder
+        def make() -> Handlers:
+            return subscribe_decoder(observer, dialect, framing, limits, options)[1]
 
         def on_next(item: Any) -> None:
-            nonlocal state, decided
+            nonlocal handlers, decided
             if not decided:
                 decided = True
                 if isinstance(item, (bytes, bytearray, memoryview)):
-                    state = make()
-            if state is None:
+                    handlers = make()
+            if handlers is None:
                 observer.on_next(item)
             else:
-                state.feed(bytes(item))
+                handlers[0](bytes(item))
 
         def on_error(error: Exception) -> None:
-            if state is not None:
-                state.rescue(error)
-            observer.on_error(error)
+            if handlers is None:
+                observer.on_error(error)
+            else:
+                handlers[1](error)
 
         def on_completed() -> None:
-            nonlocal state
+            nonlocal handlers
             if not decided:  # an empty body: let the decoder say so
-                state = make()
-            if state is not None:
-                state.end()
-            observer.on_completed()
+                handlers = make()
+            if handlers is None:
+                observer.on_completed()
+            else:
+                handlers[2]()
 
         return on_next, on_error, on_completed
 
@@ -119,7 +112,7 @@ class _FanOut(abc.ObserverBase[Any]):
 
     def __init__(self, sinks: tuple[Any, ...]) -> None:
         self.assembler = Assembler()
-        self.decoder: EmittingDecoder | None = None  # set when run() decodes bytes itself
+        self.decoder: StreamDecoder | None = None  # lent by the pipeline run() subscribes
         self.feeders: list[AsyncSinkFeeder] = []
         self.targets: list[Any] = []
         for sink in sinks:
@@ -155,6 +148,7 @@ class _FanOut(abc.ObserverBase[Any]):
                 self.assembler.feed(value)
         elif isinstance(value, StreamRestart):
             self.assembler = Assembler()
+            self.decoder = None  # the restarted stream is assembled here
         elif isinstance(value, StreamFailure):
             self.converted = value
         elif self.foreign is None:  # a Block of group_by_block()...: sinks may want it
@@ -190,11 +184,14 @@ class _FanOut(abc.ObserverBase[Any]):
 
     @property
     def message(self) -> Message:
-        """The message so far: from the decoder when run() decodes, else assembled here."""
+        """The message so far: the lent decoder's, else assembled here."""
         return self.decoder.partial if self.decoder is not None else self.assembler.message
 
-    def adopt(self, decoder: EmittingDecoder) -> None:
-        """Use ``decoder``'s own assembled state (one assembly per stream, not two)."""
+    def adopt(self, decoder: StreamDecoder) -> None:
+        """Use the lent decoder's own assembled state (one assembly per stream, not two).
+
+        The latest wins: a retry re-subscribes the pipeline, which lends its new decoder.
+        """
         self.decoder = decoder
 
     def result(self) -> Message:
@@ -233,7 +230,7 @@ def _front(source: Any, dialect: str, framing: str | None, limits: Limits | None
     framing = framing or getattr(source, "framing", None)
     if dialect == "auto":  # a source that knows its dialect (from_redis: uni) says so
         dialect = getattr(source, "dialect", None) or dialect
-    return source.pipe(as_events(dialect, framing, limits, fan.adopt, **options))
+    return source.pipe(as_events(dialect, framing, limits, **options))
 
 
 async def run(source: Any, *sinks: Any, dialect: str = "auto",
@@ -265,7 +262,8 @@ async def run(source: Any, *sinks: Any, dialect: str = "auto",
             owner.pressure.append(feeder)
             owner.task_group.start_soon(feeder.consume,
                                         name=f"streamflow-sink:{type(feeder.sink).__name__}")
-        subscription = _front(source, dialect, framing, limits, options, fan).subscribe(fan)
+        with lending(fan.adopt):
+            subscription = _front(source, dialect, framing, limits, options, fan).subscribe(fan)
         try:
             await fan.done.wait()
         except BaseException:
@@ -297,7 +295,8 @@ def run_sync(source: Any, *sinks: Any, dialect: str = "auto",
     if any(isinstance(s, AsyncSink) for s in sinks):
         raise TypeError("AsyncSink needs an event loop: use `await streamflow.run(...)`")
     fan = _FanOut(sinks)
-    _front(source, dialect, framing, limits, options, fan).subscribe(fan)
+    with lending(fan.adopt):
+        _front(source, dialect, framing, limits, options, fan).subscribe(fan)
     if not fan.finished:
         raise RuntimeError("the source did not finish synchronously: use `await run(...)`")
     return fan.result()

@@ -92,7 +92,7 @@ def _walk(value: Any, path: str, inside: bool, depth: int, out: list[dict[str, A
     if depth > _MAX_DEPTH:
         return
     if type(value) is dict:
-        inside = inside or value.get("type") in CITATION_TYPES
+        inside = inside or (type(value.get("type")) is str and value["type"] in CITATION_TYPES)
         for key, child in value.items():
             key_s = str(key)
             where = f"{path}/{key_s}" if path else key_s

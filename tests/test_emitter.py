@@ -169,7 +169,8 @@ def test_binary_and_vectors_count_towards_the_message_size() -> None:
 # -- the Decoder base contract ----------------------------------------------------------
 
 class LineDecoder(Decoder):
-    """A toy dialect: ``t:<text>``, ``stop``, ``bad`` (a KeyError), ``err`` (provider)."""
+    """A toy dialect: ``t:<text>``, ``stop``, ``bad`` (a bug: KeyError), ``err`` (provider),
+    ``json`` (malformed JSON: the typed error bad input gives)."""
 
     name: ClassVar[str] = "toy"
 
@@ -183,6 +184,8 @@ class LineDecoder(Decoder):
             _ = {}["missing"]
         elif data == "err":
             raise ProviderError("boom", type="api_error")
+        elif data == "json":
+            load_json("{not json", "toy event")
 
     @classmethod
     def sniff(cls, frame: Any) -> bool:
@@ -197,7 +200,7 @@ def test_decoder_feeds_and_closes() -> None:
     assert d.close() == [] and d.stopped and d.partial.text == "a"
 
 
-@pytest.mark.parametrize(("frame", "error"), [("bad", ProtocolError), ("err", ProviderError)])
+@pytest.mark.parametrize(("frame", "error"), [("json", ProtocolError), ("err", ProviderError)])
 def test_decoder_errors_are_typed_and_carry_the_partial(frame: str, error: type) -> None:
     d = LineDecoder()
     d.feed(ServerSentEvent("t:kept"))
@@ -205,7 +208,14 @@ def test_decoder_errors_are_typed_and_carry_the_partial(frame: str, error: type)
         d.feed(ServerSentEvent(frame))
     assert type(info.value) is error and info.value.partial.text == "kept"
     if error is ProtocolError:
-        assert info.value.raw == "bad" and "KeyError" in info.value.message
+        assert info.value.raw == "{not json"
+
+
+def test_a_bug_in_a_decoder_propagates_as_itself() -> None:
+    """h11's contract: bad input gives streamflow errors; our own bug is not disguised."""
+    d = LineDecoder()
+    with pytest.raises(KeyError):
+        d.feed(ServerSentEvent("bad"))
 
 
 def test_decoder_close_without_stop_is_incomplete() -> None:

@@ -11,7 +11,7 @@ import streamflow
 
 PACKAGE = Path(streamflow.__file__).parent
 EDGE = ("operators", "sources", "sinks", "cli", "runtime", "demo", "faults", "server", "agent",
-        "streaming", "web")
+        "gateway", "streaming", "web")
 FORBIDDEN = ("reactivex", "anyio", "httpx", "rich", "trio", "asyncio")
 
 

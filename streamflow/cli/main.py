@@ -26,7 +26,9 @@ from typing import Any
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
+    "convert": ("streamflow.cli.convert", "re-write a recorded body in another wire format"),
     "demo": ("streamflow.cli.demo", "stream a tool-using conversation end to end (no key needed)"),
+    "gateway": ("streamflow.cli.gateway", "serve the Anthropic and OpenAI APIs over any upstream"),
     "inspect": ("streamflow.cli.inspect",
                 "decode a recorded response body and print the assembled message"),
     "replay": ("streamflow.cli.replay", "render a recorded response body as it streamed"),

@@ -6,7 +6,8 @@ the provider's request builder, and runs :class:`~streamflow.agent.Agent` with t
 caller's render sink: turn 1 streams thinking, text and the ``get_weather`` call,
 the dispatch sink runs the tool, its result goes back in the provider's format, and
 turn 2 streams the answer. Each turn ends with the render sink's usage footer; the
-tool results and a total line are printed as notes.
+render sink shows the tool results itself (the Agent hands them over), and a total
+line is printed as a note.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import httpx
 from ..agent import Agent, AgentResult, http_sender
 from ..providers import HTTPRequest, Provider, make_provider
 from ..sinks.render import RenderSink
-from ..tools import ToolResult
 from . import DEMO_PROMPT
 from .plan import Plan
 from .server import DemoServer
@@ -32,7 +32,6 @@ __all__ = ["RECORDED_MODELS", "SYSTEM_PROMPT", "DemoOptions", "run_demo"]
 RECORDED_MODELS = {"anthropic": "claude-sonnet-4-5", "openai-chat": "anthropic/claude-sonnet-4.5"}
 SYSTEM_PROMPT = ("You are a concise assistant. Use the get_weather tool for questions about "
                  "the weather, then answer in a few short lines of Markdown.")
-RESULT_PREVIEW = 110  # characters of a tool result shown (the model gets all of it)
 # USD per million input/output tokens, for the footer when the provider reports no cost.
 PRICES: dict[str, tuple[float, float]] = {"claude-sonnet-4-5": (3.0, 15.0)}
 
@@ -61,22 +60,9 @@ def _provider(plan: Plan, options: DemoOptions, base_url: str | None) -> Provide
     return make_provider(plan.dialect, **settings)
 
 
-def _show_results(render: RenderSink) -> Callable[[list[ToolResult]], None]:
-    def show(results: list[ToolResult]) -> None:
-        for result in results:
-            mark, style = ("✖", "red") if result.is_error else ("✓", "green")
-            text = result.text
-            if len(text) > RESULT_PREVIEW:
-                text = text[:RESULT_PREVIEW - 1] + "…"
-            render.note(f"{mark} {result.name} → {text}", style=style)
-
-    return show
-
-
 def _total(result: AgentResult) -> str:
-    usages = [t.message.usage_metadata for t in result.turns if t.message.usage_metadata]
-    prompt = sum(u.prompt_tokens or 0 for u in usages)
-    output = sum(u.response_tokens or 0 for u in usages)
+    usage = result.usage
+    prompt, output = usage.prompt_tokens or 0, usage.response_tokens or 0
     turns = len(result.turns)
     return (f"{turns} turn{'s' if turns != 1 else ''} · {prompt:,} input + {output:,} output "
             f"tokens in total")
@@ -111,8 +97,7 @@ async def run_demo(plan: Plan, render: RenderSink, options: DemoOptions | None =
                 on_request(number, request)
 
         agent = Agent(provider, demo_tools(), http_sender(client), sinks=[render],
-                      max_turns=options.max_turns, on_request=before,
-                      on_results=_show_results(render))
+                      max_turns=options.max_turns, on_request=before)
         result = await agent.run(prompt)
         render.note(_total(result))
         return result

@@ -1,4 +1,4 @@
-"""What every dialect shares: the :class:`Decoder` interface and the :class:`Emitter`.
+"""What every dialect shares: the :class:`Decoder` interface (and the :class:`Emitter`).
 
 A dialect module holds the provider's typed wire models (pydantic, for the ``decode``
 operator and for users who want them) and a :class:`Decoder` subclass that turns
@@ -7,11 +7,13 @@ with ``pydantic_core.from_json`` into plain dicts and maps it by hand: that is 3
 cheaper than validating a model per event, and the wire models stay the
 documented schema. Anything malformed surfaces as a typed ``ProtocolError``.
 
-The :class:`Emitter` is where the UniEvent grammar is enforced once for all
-dialects: one item per delta event, groups that never interleave (a fragment of
-another kind closes the open group), ``.done`` items built from the first fragment
-with the growing field replaced by everything the fragments carried, tool
-arguments parsed strictly, limits counted, and a partial message always at hand.
+The :class:`~streamflow.dialects.emitter.Emitter` is the one writer of UniEvents
+all dialects go through (grammar, limits, partial message).
+
+The error contract is h11's: for bad input a decoder raises only streamflow errors
+(``load_json``, ``expect_*`` and the dialect's explicit checks raise them where bad
+input can cause them); any other exception out of :meth:`Decoder.handle` is a bug
+of ours and propagates as itself.
 """
 
 from __future__ import annotations
@@ -22,27 +24,11 @@ from typing import Any, ClassVar
 
 from pydantic_core import from_json
 
-from ..errors import (
-    IncompleteStreamError,
-    LimitExceededError,
-    ProtocolError,
-    StreamflowError,
-)
-from ..events import (
-    ContentItem,
-    FinishReason,
-    JSONDict,
-    TextItem,
-    ThinkingItem,
-    ToolCallItem,
-    UniEvent,
-    Usage,
-    join_fragments,
-)
+from ..errors import IncompleteStreamError, ProtocolError, StreamflowError
+from ..events import JSONDict, UniEvent
 from ..limits import DEFAULT_LIMITS, Limits
-from ..message import Assembler, Message
-from ..partial_json import parse_arguments
-from ..urls import flag_provider
+from ..message import Message
+from .emitter import Emitter, merge_provider
 
 __all__ = ["Decoder", "Emitter", "expect_obj", "expect_str", "load_json", "merge_provider",
            "now_ms"]
@@ -77,182 +63,6 @@ def expect_obj(value: Any, what: str) -> JSONDict:
     return value
 
 
-def merge_provider(into: JSONDict | None, more: JSONDict | None) -> JSONDict | None:
-    """Merge provider slots of a group's fragments: lists concatenate, other values replace."""
-    if not more:
-        return into
-    out = dict(into) if into else {}
-    for key, value in more.items():
-        old = out.get(key)
-        if isinstance(old, list) and isinstance(value, list):
-            out[key] = old + value
-        else:
-            out[key] = value
-    return out
-
-
-def _copy_lists(meta: JSONDict) -> JSONDict:
-    return {k: list(v) if isinstance(v, list) else v for k, v in meta.items()}
-
-
-class Emitter(Assembler):
-    """Writes the UniEvents of one message and keeps its assembled state.
-
-    Dialects call :meth:`delta` (or the ``text``/``thinking``/``tool_call`` shortcuts),
-    :meth:`close_group` at a block boundary, :meth:`note` for message-level data and
-    :meth:`stop` once. Events collect in ``out`` until the decoder drains them. As an
-    :class:`Assembler` it can produce the partial message at any moment without
-    re-reading the events it wrote.
-    """
-
-    __slots__ = ("out", "now", "limits", "_fidelity", "_provider", "_size", "_group_size",
-                 "_groups", "_announced")
-
-    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
-        super().__init__()
-        self.out: list[UniEvent] = []
-        self.now = 0
-        self.limits = limits
-        self._fidelity: JSONDict | None = None
-        self._provider: JSONDict | None = None
-        self._size = 0
-        self._group_size = 0
-        self._groups = 0
-        self._announced = False
-
-    # -- groups ---------------------------------------------------------------
-    @property
-    def open_kind(self) -> str | None:
-        """The kind of the open group, if any."""
-        return self._open.kind if self._open is not None else None
-
-    def delta(self, item: ContentItem) -> None:
-        """Emit one ``K.delta`` item, opening (and closing another) group as needed."""
-        if self._stopped:
-            raise ProtocolError(f"{item.type} after the stream stopped")
-        limits = self.limits
-        kind = item.kind
-        value = getattr(item, item.growing)
-        size = len(value) if kind != "embedding" else 8 * len(value)
-        open_ = self._open
-        new_group = open_ is None or open_.kind != kind
-        if new_group:
-            if open_ is not None:
-                self.close_group()
-            # limits are checked before anything changes: the partial message keeps what
-            # came before the offending fragment, and not the fragment itself
-            if self._groups >= limits.max_groups:
-                raise LimitExceededError("max_groups", limits.max_groups)
-            group_size = size
-        else:
-            group_size = self._group_size + size
-        if self._size + size > limits.max_message_bytes:
-            raise LimitExceededError("max_message_bytes", limits.max_message_bytes)
-        if kind == "tool_call" and group_size > limits.max_tool_arguments_bytes:
-            raise LimitExceededError("max_tool_arguments_bytes", limits.max_tool_arguments_bytes)
-        if new_group:
-            self._groups += 1
-            self._open = item
-        self._group_size = group_size
-        self._size += size
-        self._parts.append(value)
-        if item.fidelity is not None:
-            fid = self._fidelity
-            self._fidelity = {**fid, **item.fidelity} if fid else item.fidelity
-        if item.provider is not None:
-            self._provider = merge_provider(self._provider, item.provider)
-        if self._announced:  # _emit_delta inlined: this runs once per token
-            self.out.append(UniEvent("delta", [item], None, None, self.now, None))
-        else:
-            self._emit_delta(item)
-
-    def text(self, text: str, provider: JSONDict | None = None) -> None:
-        """Emit a ``text.delta`` fragment."""
-        self.delta(TextItem("text.delta", text, None, provider))
-
-    def thinking(self, thinking: str, fidelity: JSONDict | None = None,
-                 provider: JSONDict | None = None) -> None:
-        """Emit a ``thinking.delta`` fragment (a signature alone: ``thinking=""`` plus fidelity)."""
-        self.delta(ThinkingItem("thinking.delta", thinking, fidelity, provider))
-
-    def tool_call(self, arguments: str, name: str = "", tool_call_id: str = "",
-                  provider: JSONDict | None = None, *, new: bool = False) -> None:
-        """Emit a ``tool_call.delta``; ``new=True`` starts a new call even after another one."""
-        if new and self._open is not None:
-            self.close_group()
-        self.delta(ToolCallItem("tool_call.delta", name, tool_call_id, arguments, None, provider))
-
-    def close_group(self) -> None:
-        """Close the open group with its ``.done`` item (no-op when none is open)."""
-        first = self._open
-        if first is None:
-            return
-        done = join_fragments(first, self._parts, done=True)
-        done.fidelity = self._fidelity
-        done.provider = flag_provider(self._provider)  # unsafe citation URLs: url_flags
-        if isinstance(done, ToolCallItem):
-            text = str(done.arguments)
-            # the joined text stands for the fragments from here on (the partial message
-            # is the same if the parse fails): they are freed before the parsed object
-            # is built, not after
-            self._parts = [text]
-            done.arguments = parse_arguments(text, tool_call_id=done.tool_call_id, name=done.name)
-        self._items.append(done)
-        self._open = None
-        self._parts = []
-        self._fidelity = None
-        self._provider = None
-        self._emit_delta(done)
-
-    def keep(self, key: str, value: Any) -> None:
-        """Append ``value`` to the message-level list ``provider[key]`` (blocks and events
-        UniEvent has no kind for). O(1) per call; each kept entry counts as a group
-        against ``max_groups``, so a flood of unknown events cannot grow without bound.
-        """
-        if self._groups >= self.limits.max_groups:
-            raise LimitExceededError("max_groups", self.limits.max_groups)
-        self._groups += 1
-        kept = self._meta.get(key)
-        if isinstance(kept, list):
-            kept.append(value)
-        else:
-            self._meta[key] = [value]
-
-    def _emit_delta(self, item: ContentItem) -> None:
-        provider = None
-        if not self._announced:
-            self._announced = True
-            meta: JSONDict = {k: self._meta[k] for k in ("id", "model") if k in self._meta}
-            provider = meta or None
-        self.out.append(UniEvent("delta", [item], None, None, self.now, provider))
-
-    # -- message level --------------------------------------------------------
-    def stop(self, usage: Usage | None, finish_reason: FinishReason,
-             provider: JSONDict | None = None) -> None:
-        """Close the open group and emit the one ``stop`` event."""
-        if self._stopped:
-            raise ProtocolError("second stop for one stream")
-        self.close_group()
-        if provider:
-            self._meta.update(provider)
-        self._usage = usage if usage is not None else Usage()
-        self._finish = finish_reason
-        self._stopped = True
-        if self._created is None:
-            self._created = self.now
-        self.out.append(UniEvent("stop", [], self._usage, finish_reason, self.now,
-                                 _copy_lists(self._meta)))
-
-    def drain(self) -> list[UniEvent]:
-        """Hand over the events written since the last drain."""
-        out = self.out
-        if out:
-            if self._created is None:
-                self._created = out[0].created_at
-            self.out = []
-        return out
-
-
 class Decoder(ABC):
     """Sans-IO decoder of one dialect: feed frames, get UniEvents.
 
@@ -272,6 +82,9 @@ class Decoder(ABC):
         self.limits = limits or DEFAULT_LIMITS
         self._clock = clock or now_ms
         self.emitter = Emitter(self.limits)
+        #: the framing the body actually came in (``"ndjson"``: a JSON-lines recording
+        #: of an SSE stream, where an SSE-only terminator such as ``[DONE]`` cannot appear)
+        self.framed_as: str = self.framing
 
     @property
     def partial(self) -> Message:
@@ -290,14 +103,8 @@ class Decoder(ABC):
         try:
             self.handle(frame)
         except StreamflowError as exc:
-            exc.events = em.drain() + exc.events
-            raise exc.with_partial(em.message) from exc.__cause__
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
-                ArithmeticError, RecursionError) as exc:
-            err = ProtocolError(f"{self.name}: malformed event ({type(exc).__name__}: {exc})",
-                                raw=getattr(frame, "data", None), partial=em.message)
-            err.events = em.drain()
-            raise err from exc
+            exc.attach(self.partial, em.drain())
+            raise
         return em.drain()
 
     def close(self) -> list[UniEvent]:
@@ -307,8 +114,8 @@ class Decoder(ABC):
         try:
             self.finish()
         except StreamflowError as exc:
-            exc.events = em.drain() + exc.events
-            raise exc.with_partial(em.message) from exc.__cause__
+            exc.attach(self.partial, em.drain())
+            raise
         return em.drain()
 
     def finish(self) -> None:

@@ -24,11 +24,15 @@ def b64_field(value: Any, what: str) -> bytes:
         raise ProtocolError(f"{what} is not valid base64") from None
 
 
-def token_count(raw: dict[str, Any], key: str) -> int | None:
-    """``raw[key]`` when it is an integer count, ``None`` when absent or null."""
-    value = raw.get(key)
+def token_count(raw: Any, key: str) -> int | None:
+    """``raw[key]`` when it is a non-negative integer count, ``None`` when absent or null.
+
+    The one rule of every dialect: a negative, fractional, ``NaN``/``Infinity``,
+    ``1e999`` or string count is a ``ProtocolError``.
+    """
+    value = raw.get(key) if type(raw) is dict else None
     if value is None:
         return None
-    if type(value) is not int:
-        raise ProtocolError(f"usage {key} must be an integer, got {value!r}")
+    if type(value) is not int or value < 0:
+        raise ProtocolError(f"usage {key} must be a non-negative integer, got {value!r:.40}")
     return value

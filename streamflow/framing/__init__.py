@@ -8,7 +8,7 @@ Add a framing by writing one module and one line in :data:`FRAMERS`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ..limits import Limits
 from .eventstream import EventStreamParser, is_prelude
@@ -18,6 +18,7 @@ from .sse import ServerSentEvent, SSEParser
 
 __all__ = [
     "FRAMERS",
+    "Framer",
     "EventStreamParser",
     "NDJSONParser",
     "RawFramer",
@@ -27,7 +28,20 @@ __all__ = [
     "sniff_framing",
 ]
 
-FRAMERS: dict[str, Callable[..., Any]] = {
+
+class Framer(Protocol):
+    """What every framer is: bytes in, frames out (see the module doc)."""
+
+    incomplete: bool
+
+    def feed(self, chunk: bytes) -> list[Any]:
+        """Frame the next bytes; returns the frames they complete."""
+
+    def close(self) -> list[Any]:
+        """End of body: the frames still held; sets ``incomplete`` if one was cut."""
+
+
+FRAMERS: dict[str, Callable[[Limits | None], Framer]] = {
     "sse": SSEParser,
     "ndjson": NDJSONParser,
     "eventstream": EventStreamParser,
@@ -35,7 +49,7 @@ FRAMERS: dict[str, Callable[..., Any]] = {
 }
 
 
-def make_framer(name: str, limits: Limits | None = None) -> Any:
+def make_framer(name: str, limits: Limits | None = None) -> Framer:
     """A new framer by registry name (``"sse"``, ``"ndjson"``...)."""
     try:
         factory = FRAMERS[name]

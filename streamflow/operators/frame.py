@@ -18,7 +18,8 @@ from typing import Any
 
 from reactivex import abc
 
-from ..framing import make_framer, sniff_framing
+from ..decoder import StreamDecoder
+from ..framing import make_framer
 from ..limits import Limits
 from ._base import Handlers, Operator, stateful
 
@@ -31,28 +32,16 @@ def frame(framing: str = "sse", *, limits: Limits | None = None) -> Operator[byt
         make_framer(framing, limits)  # fail fast on an unknown name
 
     def setup(observer: abc.ObserverBase[Any]) -> Handlers:
-        framer: Any = make_framer(framing, limits) if framing != "auto" else None
-        head = b""
+        # the framing stage of the one decode loop (sniffing included), nothing else
+        decoder = StreamDecoder(framing=None if framing == "auto" else framing, limits=limits)
         emit = observer.on_next
 
         def on_next(chunk: bytes) -> None:
-            nonlocal framer, head
-            if framer is None:
-                head += chunk
-                name = sniff_framing(head)
-                if name is None:
-                    return
-                framer, chunk, head = make_framer(name, limits), head, b""
-            for item in framer.feed(chunk):
+            for item in decoder.frames(chunk):
                 emit(item)
 
         def on_completed() -> None:
-            nonlocal framer
-            if framer is None:
-                framer = make_framer(sniff_framing(head) or "sse", limits)
-                for item in framer.feed(head):
-                    emit(item)
-            for item in framer.close():
+            for item in decoder.end_frames(empty_ok=True):
                 emit(item)
             observer.on_completed()
 

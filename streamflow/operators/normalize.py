@@ -11,9 +11,12 @@ it by hand, which is about 3x cheaper per event than validating a pydantic model
 walking it. ``decode`` keeps the typed schema for applications that want it; wire
 models are accepted here too (re-serialised to JSON) so both compose.
 
-Every error -- from upstream or from the decoder -- reaches ``on_error`` as a typed
-streamflow error with ``partial`` (the message so far) attached. At the end of the
-frames the decoder checks the terminator (``IncompleteStreamError`` if it never came).
+A thin wrapper over :class:`streamflow.StreamDecoder` (its ``feed_frames``), so it
+gives the very events and outcome ``pipeline`` gives: frames after ``stop`` are
+ignored, an upstream error after ``stop`` (a framing error of the trailing bytes)
+completes the stream. Every error reaches ``on_error`` as a typed streamflow error
+with ``partial`` attached. At the end of the frames the decoder checks the
+terminator (``IncompleteStreamError`` if it never came).
 """
 
 from __future__ import annotations
@@ -23,9 +26,7 @@ from typing import Any
 from pydantic import BaseModel
 from reactivex import abc
 
-from ..dialects import get_dialect, require_dialect
-from ..dialects.base import Decoder
-from ..errors import IncompleteStreamError, StreamflowError
+from ..decoder import StreamDecoder, lend
 from ..events import UniEvent
 from ..framing.sse import ServerSentEvent
 from ..limits import Limits
@@ -44,37 +45,25 @@ def _as_frame(item: Any) -> Any:
 def normalize(dialect: str = "auto", *, framing: str = "sse", limits: Limits | None = None,
               **options: Any) -> Operator[Any, UniEvent]:
     """An operator from frames (or wire models) to UniEvents; ``options`` go to the decoder."""
-    if dialect != "auto":
-        get_dialect(dialect)
+    StreamDecoder(dialect, framing=framing, limits=limits, **options)  # fail fast on bad names
 
     def setup(observer: abc.ObserverBase[UniEvent]) -> Handlers:
-        decoder: Decoder | None = None
-        emit = observer.on_next
-
-        def make(name: str) -> Decoder:
-            return get_dialect(name)(limits=limits, **options)
-
-        if dialect != "auto":
-            decoder = make(dialect)
+        decoder = StreamDecoder(dialect, framing=framing, limits=limits, emit=observer.on_next,
+                                **options)
+        lend(decoder)
 
         def on_next(item: Any) -> None:
-            nonlocal decoder
-            frame = _as_frame(item)
-            if decoder is None:
-                decoder = make(require_dialect(frame, framing))
-            for event in decoder.feed(frame):
-                emit(event)
+            decoder.feed_frames((_as_frame(item),))
 
         def on_error(error: Exception) -> None:
-            if isinstance(error, StreamflowError) and decoder is not None:
-                error.with_partial(decoder.partial)
-            observer.on_error(error)
+            failed = decoder.fail(error)
+            if failed is None:
+                observer.on_completed()
+            else:
+                observer.on_error(failed)
 
         def on_completed() -> None:
-            if decoder is None:
-                raise IncompleteStreamError("the stream held no events")
-            for event in decoder.close():
-                emit(event)
+            decoder.close_frames()
             observer.on_completed()
 
         return on_next, on_error, on_completed

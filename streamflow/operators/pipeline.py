@@ -7,8 +7,9 @@ Marble::
 
 The common case of ``frame() -> normalize()`` fused: it wraps one
 :class:`streamflow.StreamDecoder` (framer + dialect decoder, sans-IO) per
-subscription, so the per-token work stays in the core and the reactive layer costs
-one hop per event, not three (each reactivex hop is 1-2 µs). ``framing=None`` uses
+subscription, handing it ``observer.on_next`` as its ``emit``, so the per-token work
+stays in the core and the reactive layer costs one hop per event, not three (each
+reactivex hop is 1-2 µs). ``framing=None`` uses
 the dialect's own framing, sniffing it when the dialect is ``"auto"``. Errors reach
 ``on_error`` typed, with ``partial`` attached -- upstream ones (``TransportError``,
 timeouts) too -- and only after every event decoded before the failure, even one
@@ -17,100 +18,66 @@ from the same chunk.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from typing import Any
 
 from reactivex import abc
 
-from ..decoder import StreamDecoder
-from ..errors import StreamflowError
+from ..decoder import StreamDecoder, lend
 from ..events import UniEvent
 from ..limits import Limits
 from ._base import Handlers, Operator, stateful
 
-__all__ = ["EmittingDecoder", "pipeline"]
+__all__ = ["pipeline", "subscribe_decoder"]
 
 
-class EmittingDecoder(StreamDecoder):
-    """A StreamDecoder that hands each frame's events to ``emit`` as soon as they exist.
+def subscribe_decoder(observer: abc.ObserverBase[Any], dialect: str, framing: str | None,
+                      limits: Limits | None, options: dict[str, Any]) -> tuple[
+                          StreamDecoder, Handlers]:
+    """One :class:`StreamDecoder` emitting to ``observer``, and the handlers feeding it bytes.
 
-    ``StreamDecoder.feed`` returns a chunk's events only once the whole chunk
-    decoded, so a frame failing late in a chunk would hide the events before it;
-    here nothing decoded is ever held back (``feed`` returns ``[]``), and
-    :meth:`rescue` emits what a failing frame had produced before it raised.
+    The shared body of ``pipeline`` and ``run()``'s front: ``on_next`` feeds,
+    ``on_completed`` closes (the decoder raises if the stream was cut), ``on_error``
+    passes the upstream error on with ``partial`` attached -- or completes when the
+    stream had already stopped (a stream never ends with both).
     """
+    decoder = StreamDecoder(dialect, framing=framing, limits=limits, emit=observer.on_next,
+                            **options)
+    lend(decoder)
 
-    def __init__(self, emit: Callable[[UniEvent], None], dialect: str = "auto", *,
-                 framing: str | None = None, limits: Limits | None = None,
-                 **options: Any) -> None:
-        super().__init__(dialect, framing=framing, limits=limits, **options)
-        self.emit = emit
+    def on_error(error: Exception) -> None:
+        failed = decoder.fail(error)
+        if failed is None:
+            observer.on_completed()
+        else:
+            observer.on_error(failed)
 
-    def feed(self, chunk: bytes) -> list[UniEvent]:
-        """Decode the next chunk, emitting each event as soon as its frame is decoded.
+    def on_completed() -> None:
+        decoder.close()
+        observer.on_completed()
 
-        Once framing and dialect are known (after the first frame), frames go
-        straight from the framer to the dialect decoder: this runs once per chunk
-        and once per frame, so it skips the generic layers of ``StreamDecoder``.
-        """
-        decoder, framer = self.decoder, self.framer
-        if decoder is None or framer is None:
-            return super().feed(chunk)  # sniffing the framing or the dialect
-        emit, decode, emitter = self.emit, decoder.feed, decoder.emitter
-        try:
-            for frame in framer.feed(chunk):
-                self._frame_id = getattr(frame, "id", None)
-                if emitter._stopped:  # after stop: counted, never decoded
-                    self.ignored_frames += 1
-                    continue
-                for event in decode(frame):
-                    emit(event)
-        except StreamflowError as exc:
-            raise exc.with_partial(self.partial) from exc.__cause__
-        return []
+    def on_next(chunk: bytes) -> None:
+        decoder.feed(chunk)
 
-    def feed_frames(self, frames: Iterable[Any]) -> list[UniEvent]:
-        """Decode frames one by one, emitting their events at once."""
-        emit, feed = self.emit, super().feed_frames
-        for frame in frames:
-            for event in feed((frame,)):
-                emit(event)
-        return []
-
-    def end(self) -> None:
-        """End of body: flush and check the terminator, emitting the last events."""
-        for event in self.close():
-            self.emit(event)
-
-    def rescue(self, error: Exception) -> None:
-        """Before ``on_error``: emit what the failing frame produced; attach the partial."""
-        if isinstance(error, StreamflowError):
-            pending, error.events = error.events, []
-            for event in pending:
-                self.emit(event)
-            error.with_partial(self.partial)
+    return decoder, (on_next, on_error, on_completed)
 
 
 def pipeline(dialect: str = "auto", framing: str | None = None, limits: Limits | None = None,
              **options: Any) -> Operator[bytes, UniEvent]:
-    """An operator from body chunks to UniEvents (frame + decode + normalize fused)."""
+    """An operator from body chunks to UniEvents (frame + decode + normalize fused).
+
+    Args:
+        dialect: the wire format (``"anthropic"``, ``"openai-chat"``, ``"gemini"``...);
+            ``"auto"`` detects it from the first event.
+        framing: override the dialect's framing (``"ndjson"`` reads a ``.jsonl``
+            recording); ``None`` uses the dialect's own, sniffed for ``"auto"``.
+        limits: :class:`~streamflow.Limits` bounding event, argument and message sizes.
+        **options: passed to the dialect decoder.
+
+    An unknown dialect name is a ``ValueError`` at once, not on subscription.
+    """
     StreamDecoder(dialect, framing=framing, limits=limits, **options)  # fail fast on bad names
 
     def setup(observer: abc.ObserverBase[UniEvent]) -> Handlers:
-        state = EmittingDecoder(observer.on_next, dialect, framing=framing, limits=limits,
-                                **options)
-
-        def on_error(error: Exception) -> None:
-            state.rescue(error)
-            observer.on_error(error)
-
-        def on_completed() -> None:
-            state.end()
-            observer.on_completed()
-
-        def on_next(chunk: bytes) -> None:
-            state.feed(chunk)
-
-        return on_next, on_error, on_completed
+        return subscribe_decoder(observer, dialect, framing, limits, options)[1]
 
     return stateful(setup)

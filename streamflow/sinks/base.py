@@ -62,7 +62,13 @@ class BaseSink:
         """Ignore the item."""
 
     def on_error(self, error: Exception) -> None:
-        """Ignore the error (``run()`` raises it anyway)."""
+        """Not handled here: re-raise it (reactivex's default).
+
+        ``run()`` raises the stream's error anyway and does not count this as a sink
+        failure; under a bare ``scope()`` the error is raised at the scope's exit, so
+        it never vanishes. Override to handle it.
+        """
+        raise error
 
     def on_completed(self) -> None:
         """Nothing to do."""

@@ -38,11 +38,13 @@ from ..errors import CancelledStreamError
 from ..events import ContentItem, ToolCallItem, UniEvent
 from ..operators.on_error import StreamFailure, StreamRestart
 from ..partial_json import ArgumentBuffer
+from ..tools import ToolResult
 from .base import BaseSink
 from .render_live import LiveScreen
 from .render_markdown import BlockSplitter, BottomLines
 from .render_parts import THINKING_STYLE, error_line, format_footer, other_line, tool_line
 from .render_plain import PlainWriter
+from .render_tools import show_result
 from .sanitize import StreamSanitizer, sanitize
 from .stats import Clock, StreamStats
 
@@ -157,6 +159,10 @@ class RenderSink(BaseSink):
     def interrupted(self) -> None:
         """The user pressed Ctrl-C: same as ``on_error(CancelledStreamError)``."""
         self.on_error(CancelledStreamError("interrupted by the user"))
+
+    def on_tool_result(self, result: ToolResult) -> None:
+        """Show one tool result: ``✓ name → result`` (see :mod:`.render_tools`)."""
+        show_result(self, result)
 
     def note(self, text: str, style: str = "dim") -> None:
         """Print a line of the caller's own (tool results...), sanitised."""

@@ -41,7 +41,7 @@ from anyio.abc import TaskGroup
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 
-from ..errors import StreamflowError, StreamTimeoutError
+from ..errors import NoScopeError, StreamflowError, StreamTimeoutError
 from ..limits import Limits
 
 __all__ = ["ChunkStream", "NoScopeError", "Scope", "Source", "current_scope", "report_unhandled",
@@ -50,10 +50,6 @@ __all__ = ["ChunkStream", "NoScopeError", "Scope", "Source", "current_scope", "r
 ChunkStream = AbstractAsyncContextManager[AsyncIterator[bytes]]
 _SCOPE: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("streamflow_scope",
                                                                       default=None)
-
-
-class NoScopeError(RuntimeError):
-    """An async source was subscribed outside ``streamflow.run()`` / ``async with scope()``."""
 
 
 class Scope:

@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 from reactivex import abc
 
+from ..decoder import lending
 from ..errors import CancelledStreamError
 from ..events import UniEvent
 from ..limits import Limits
@@ -81,7 +82,8 @@ class Stream:
                                             name=f"streamflow-sink:{type(feeder.sink).__name__}")
             front = _front(self._source, self._dialect, self._framing, self._limits,
                            self._options, self._fan)
-            self._subscription = front.subscribe(self._fan)
+            with lending(self._fan.adopt):  # run() reads the message its decoder assembles
+                self._subscription = front.subscribe(self._fan)
         except BaseException as exc:
             await stack.__aexit__(type(exc), exc, exc.__traceback__)
             raise
@@ -95,7 +97,7 @@ class Stream:
                 self._cancel()
             elif self._outcome is None:
                 with anyio.CancelScope(shield=exc is not None):
-                    await self._settle()
+                    await self._finish()
         finally:
             await self._stack.__aexit__(exc_type, exc, tb)
         if exc is None and isinstance(self._outcome, BaseException) and not self._raised:
@@ -111,8 +113,8 @@ class Stream:
         for feeder in self._fan.feeders:
             feeder.detach(CancelledStreamError("the stream block was left early"))
 
-    async def _settle(self) -> Message:
-        """After the terminal event: let the AsyncSinks finish, then run()'s outcome."""
+    async def _finish(self) -> Message | BaseException:
+        """After the terminal event: let the AsyncSinks finish; run()'s outcome (kept)."""
         if self._outcome is None:
             if self._subscription is not None:
                 self._subscription.dispose()
@@ -122,10 +124,15 @@ class Stream:
                 self._outcome = self._fan.result()
             except Exception as error:
                 self._outcome = error
-        if isinstance(self._outcome, BaseException):
-            self._raised = True
-            raise self._outcome
         return self._outcome
+
+    async def _settle(self) -> Message:
+        """The final message, or the stream's error raised."""
+        outcome = await self._finish()
+        if isinstance(outcome, BaseException):
+            self._raised = True
+            raise outcome
+        return outcome
 
     # -- reading -----------------------------------------------------------
     def __aiter__(self) -> Stream:

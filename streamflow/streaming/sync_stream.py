@@ -22,16 +22,16 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, ExitStack, nullcontext
-from types import TracebackType
+from types import GeneratorType, TracebackType
 from typing import Any
 
 from reactivex import Observable
 
+from ..decoder import StreamDecoder, lending
 from ..errors import CancelledStreamError, StreamflowError
 from ..events import ContentItem, TextItem, UniEvent
 from ..limits import Limits
 from ..message import Message
-from ..operators.pipeline import EmittingDecoder
 from ..runtime import _FanOut, _front
 from ..sinks.base import AsyncSink
 from ..sources.coerce import as_source
@@ -55,7 +55,7 @@ class SyncStream:
         self._options = options or {}
         self._stack = ExitStack()
         self._chunks: Iterator[Any] | None = None
-        self._decoder: EmittingDecoder | None = None
+        self._decoder: StreamDecoder | None = None
         self._outcome: Message | BaseException | None = None
         self._raised = False
         self.last_event_id: str | None = None
@@ -67,15 +67,15 @@ class SyncStream:
         if isinstance(source, SyncSource):  # pull its chunks ourselves, lazily
             opened: AbstractContextManager[Iterable[bytes]] = source.opener()
             self._chunks = iter(self._stack.enter_context(opened))
-            self._decoder = EmittingDecoder(self._emit, self._dialect,
-                                            framing=self._framing or source.framing,
-                                            limits=self._limits, **self._options)
+            self._decoder = StreamDecoder(self._dialect, framing=self._framing or source.framing,
+                                          limits=self._limits, emit=self._emit, **self._options)
             self._fan.adopt(self._decoder)
         else:  # any other observable: run it to its end now (it must be synchronous)
             collected: list[Any] = []
             self._fan.targets.append(_Collect(collected))
-            _front(source, self._dialect, self._framing, self._limits, self._options,
-                   self._fan).subscribe(self._fan)
+            with lending(self._fan.adopt):
+                _front(source, self._dialect, self._framing, self._limits, self._options,
+                       self._fan).subscribe(self._fan)
             if not self._fan.finished:
                 raise TypeError("stream_sync() got an asynchronous source: use "
                                 "`async with streamflow.stream(...)`")
@@ -91,6 +91,8 @@ class SyncStream:
             if left_early:
                 self._fan.on_error(CancelledStreamError("the stream block was left early"))
         finally:
+            if isinstance(self._chunks, GeneratorType):  # a generator of chunks: finish it
+                self._chunks.close()
             self._stack.close()  # closes the body (the HTTP response)
         if exc is None and not left_early and not self._raised:
             self._settle()  # an error nobody read: never silent
@@ -106,25 +108,32 @@ class SyncStream:
         if self._fan.finished or self._chunks is None:
             return False
         decoder = self._decoder
+        if decoder is None:
+            return False
         try:
             chunk = next(self._chunks, None)
-            if decoder is None:
-                return False
+        except Exception as error:  # the transport failed (a sync HTTP read...)
+            failed = decoder.fail(self._map(error))
+            if failed is None:  # the stream had stopped: it is complete
+                self._fan.on_completed()
+            else:
+                self._fan.on_error(failed)
+            return True
+        try:
             if chunk is None:
-                decoder.end()
+                decoder.close()
                 self._fan.on_completed()
             elif chunk:
                 decoder.feed(bytes(chunk))
-        except Exception as error:
-            if decoder is not None:
-                decoder.rescue(error)
-            mapped = error if isinstance(error, StreamflowError) else self._map(error)
-            self._fan.on_error(mapped)
+        except Exception as error:  # the body is bad: a typed error, partial attached
+            self._fan.on_error(error)
         return True
 
     def _map(self, error: Exception) -> Exception:
         source = self._source
-        return source.map_error(error) if isinstance(source, SyncSource) else error
+        if isinstance(error, StreamflowError) or not isinstance(source, SyncSource):
+            return error
+        return source.map_error(error)
 
     def _settle_quietly(self) -> Message | BaseException:
         if self._outcome is None:

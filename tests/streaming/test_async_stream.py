@@ -218,3 +218,12 @@ async def test_wrong_inputs_are_type_errors() -> None:
         streamflow.stream(httpx.Request("POST", "http://127.0.0.1/"))
     with pytest.raises(TypeError, match="accepts"):
         streamflow.stream(42)
+
+
+async def test_an_error_in_the_block_wins_over_the_stream_error() -> None:
+    with pytest.raises(KeyError):
+        async with streamflow.stream(BROKEN) as s:
+            with anyio.fail_after(5):
+                while not s._fan.finished:
+                    await anyio.sleep(0.01)
+            raise KeyError("the application's own error")

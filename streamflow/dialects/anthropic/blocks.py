@@ -104,7 +104,7 @@ class BlockMapper:
         if index != self._current:
             raise ProtocolError(f"anthropic delta for block {index} while block "
                                 f"{self._current} streams")
-        expected = _DELTA_BLOCK.get(dtype)
+        expected = _DELTA_BLOCK.get(dtype) if type(dtype) is str else None
         if expected is not None and expected != btype:
             raise ProtocolError(f"anthropic {dtype} on a {btype} block (index {index})")
         state["opened"] = True

@@ -53,6 +53,7 @@ from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, expect_obj, expect_str, load_json
+from ..wire_values import token_count
 from .blocks import BlockMapper
 from .wire import parse_event
 
@@ -71,15 +72,13 @@ _COUNTERS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
 
 def anthropic_usage(raw: JSONDict) -> Usage:
     """Map an Anthropic usage object onto :class:`Usage` (raw kept in ``provider``)."""
-    inp = raw.get("input_tokens")
-    read = raw.get("cache_read_input_tokens")
-    made = raw.get("cache_creation_input_tokens")
+    inp = token_count(raw, "input_tokens")
+    read = token_count(raw, "cache_read_input_tokens")
+    made = token_count(raw, "cache_creation_input_tokens")
     prompt = None if inp is None else inp + (read or 0) + (made or 0)
-    details = raw.get("output_tokens_details")
-    thoughts = details.get("thinking_tokens") if isinstance(details, dict) else None
-    return Usage(cached_tokens=read, prompt_tokens=prompt,
-                 thoughts_tokens=thoughts if type(thoughts) is int else None,
-                 response_tokens=raw.get("output_tokens"), provider=raw)
+    thoughts = token_count(raw.get("output_tokens_details"), "thinking_tokens")
+    return Usage(cached_tokens=read, prompt_tokens=prompt, thoughts_tokens=thoughts,
+                 response_tokens=token_count(raw, "output_tokens"), provider=raw)
 
 
 def _opt_obj(value: Any, what: str) -> JSONDict:

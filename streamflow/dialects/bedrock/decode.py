@@ -43,7 +43,7 @@ from typing import Any, ClassVar
 from ...errors import IncompleteStreamError, ProtocolError, ProviderError
 from ...events import FinishReason, InlineDataItem, InlineThinkingItem, JSONDict, Usage
 from ...framing.eventstream import EventStreamMessage
-from ..base import Decoder, expect_str, load_json
+from ..base import Decoder, expect_obj, expect_str, load_json
 from ..wire_values import b64_field, token_count
 from .wire import parse_event
 
@@ -109,6 +109,13 @@ def raise_exception_frame(frame: EventStreamMessage) -> None:
                         body={"exception_type": raw_type, "payload": body})
 
 
+
+def _index(ev: JSONDict) -> int:
+    index = ev.get("contentBlockIndex")
+    if type(index) is not int:
+        raise ProtocolError(f"bedrock contentBlockIndex must be an integer, got {index!r:.40}")
+    return index
+
 class BedrockDecoder(Decoder):
     """Sans-IO decoder of Bedrock ConverseStream (see module doc)."""
 
@@ -141,11 +148,11 @@ class BedrockDecoder(Decoder):
             raise ProtocolError(f"bedrock {kind!r} event after the stream stopped",
                                 raw=frame.payload)
         if kind == "contentBlockDelta":
-            self._delta(ev["contentBlockIndex"], ev["delta"])
+            self._delta(_index(ev), expect_obj(ev.get("delta"), "delta"))
         elif kind == "contentBlockStart":
-            self._start(ev["contentBlockIndex"], ev["start"])
+            self._start(_index(ev), expect_obj(ev.get("start"), "start"))
         elif kind == "contentBlockStop":
-            self._stop_block(ev["contentBlockIndex"])
+            self._stop_block(_index(ev))
         elif kind == "messageStart":
             self.emitter.note(ev)
         elif kind == "messageStop":
@@ -180,7 +187,8 @@ class BedrockDecoder(Decoder):
                                    expect_str(tool.get("toolUseId"), "toolUse.toolUseId"),
                                    extra or None, new=True)
         elif "image" in start:
-            fmt = expect_str((start["image"] or {}).get("format"), "image.format")
+            image = expect_obj(start["image"] or {}, "image")
+            fmt = expect_str(image.get("format"), "image.format")
             state["mime"] = f"image/{fmt}" if fmt else "application/octet-stream"
         else:  # toolResult, or a block type added later: kept whole
             state["kind"] = "extra"
@@ -270,7 +278,8 @@ class BedrockDecoder(Decoder):
         if meta is not None:
             usage = bedrock_usage(meta.get("usage") or {})
             provider.update({k: v for k, v in meta.items() if k != "usage"})
-        self.emitter.stop(usage, FINISH_REASONS.get(raw or "", "unknown"), provider)
+        self.emitter.stop(usage, FINISH_REASONS.get(expect_str(raw, "stopReason"), "unknown"),
+                          provider)
 
     def finish(self) -> None:
         """End of body: after ``messageStop``, emit the stop (usage unknown without metadata)."""

@@ -64,6 +64,7 @@ from ...events import (
 )
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, expect_obj, expect_str, load_json
+from ..wire_values import token_count
 from .calls import CallsMixin
 from .candidate import Candidate, b64_bytes
 from .wire import parse_event
@@ -76,10 +77,7 @@ _RESPONSE_KEYS = frozenset({"candidates", "usageMetadata", "promptFeedback", "re
 
 
 def _count(raw: JSONDict, key: str) -> int | None:
-    value = raw.get(key)
-    if value is not None and type(value) is not int:
-        raise ProtocolError(f"gemini usageMetadata.{key} must be an integer, got {value!r}")
-    return value
+    return token_count(raw, key)
 
 
 def gemini_usage(raw: JSONDict) -> Usage:

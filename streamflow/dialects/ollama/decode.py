@@ -147,7 +147,7 @@ class OllamaDecoder(Decoder):
 
     def _done(self, line: JSONDict) -> None:
         raw = line.get("done_reason")
-        finish: FinishReason = FINISH_REASONS.get(raw or "", "unknown")
+        finish: FinishReason = FINISH_REASONS.get(expect_str(raw, "done_reason"), "unknown")
         if finish == "stop" and self._calls:
             finish = "tool_call"
         counts: JSONDict = {k: line[k] for k in ("prompt_eval_count", "eval_count") if k in line}

@@ -6,11 +6,15 @@ Fragments of different calls may interleave on the wire; UniEvent groups may not
 * The first call seen streams live: its first fragment (name, id, any arguments)
   is a ``tool_call.delta`` at once, and so is each later fragment of it.
 * Fragments of other calls are buffered.
-* When a new ``index`` first appears, the live call's arguments get one strict
-  parse (``pydantic_core.from_json``). If they already form a complete JSON object
-  (no valid continuation can follow), the call is closed (``tool_call.done``) and
-  the lowest buffered call goes live, its buffer flushed as one fragment; this
-  repeats while the new live call is complete too. Otherwise everything waits.
+* When a new ``index`` first appears, the live call's arguments are asked whether
+  they already form a closed JSON object (:class:`ObjectEnd` scans each byte once,
+  however many indices arrive: linear cost). If so the call is closed
+  (``tool_call.done``) and the lowest buffered call goes live, its buffer flushed
+  as one fragment; this repeats while the new live call is complete too. Otherwise
+  everything waits.
+* Buffered bytes count against the message's :class:`~streamflow.limits.Budget`
+  (``max_message_bytes``, and each buffered call against ``max_groups``), so a
+  flood of out-of-order calls ends in ``LimitExceededError`` at the limit.
 * :meth:`ToolCalls.settle` (the finish chunk, ``[DONE]``, or content of another
   kind) closes the live call, then emits every buffered call in index order: one
   fragment with name, id and the joined arguments, then its ``.done``.
@@ -27,17 +31,79 @@ signatures) goes to ``fidelity``; other unknown keys, and a ``type`` other than
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import Any
 
-from pydantic_core import from_json
-
-from ...errors import LimitExceededError, ProtocolError
+from ...errors import ProtocolError
 from ...events import JSONDict, ToolCallItem
 from ..base import Emitter, expect_str, merge_provider
 
-__all__ = ["ToolCalls"]
+__all__ = ["ObjectEnd", "ToolCalls"]
+
+_TOKEN = re.compile(r'[{}\[\]"\\]')
+_IN_STRING = re.compile(r'["\\]')
+
+
+class ObjectEnd:
+    """Tells whether JSON text fed so far is one closed object (each byte scanned once).
+
+    Only structure is tracked (strings, escapes, nesting); the strict parse comes
+    when the call closes.
+    """
+
+    __slots__ = ("_depth", "_escape", "_in_string", "_state")
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._in_string = False
+        self._escape = False
+        self._state = 0  # 0: nothing yet, 1: inside the object, 2: closed, 3: not one object
+
+    @property
+    def closed(self) -> bool:
+        """True when the text is one object, closed, with only whitespace after it."""
+        return self._state == 2
+
+    def feed(self, text: str) -> None:
+        """Scan the next fragment."""
+        state = self._state
+        if state == 3 or not text:
+            return
+        if state != 1:
+            stripped = text.lstrip()
+            if not stripped:
+                return
+            if state == 2 or stripped[0] != "{":
+                self._state = 3
+                return
+        depth, in_string, i, n = self._depth, self._in_string, 0, len(text)
+        if self._escape:
+            self._escape, i = False, 1
+        while i < n:
+            m = (_IN_STRING if in_string else _TOKEN).search(text, i)
+            if m is None:
+                break
+            c, i = m.group(), m.end()
+            if in_string:
+                if c == "\\":
+                    if i >= n:
+                        self._escape = True
+                    i += 1
+                else:
+                    in_string = False
+            elif c == '"':
+                in_string = True
+            elif c in "{[":
+                depth += 1
+            else:
+                depth -= 1
+                if depth <= 0:
+                    self._state = 2 if depth == 0 and not text[i:].strip() else 3
+                    self._depth, self._in_string = depth, False
+                    return
+        self._state, self._depth, self._in_string = 1, depth, in_string
 
 _CALL_KEYS = frozenset({"index", "id", "type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
@@ -46,7 +112,8 @@ _FUNCTION_KEYS = frozenset({"name", "arguments"})
 class _Call:
     """One call's state: buffered, live, or closed."""
 
-    __slots__ = ("closed", "fidelity", "id", "index", "name", "parts", "provider", "serial", "size")
+    __slots__ = ("closed", "end", "fidelity", "id", "index", "name", "parts", "provider", "serial",
+                 "size", "unscanned")
 
     def __init__(self, index: int, serial: int, call_id: str, name: str) -> None:
         self.index = index
@@ -58,6 +125,8 @@ class _Call:
         self.provider: JSONDict | None = None
         self.fidelity: JSONDict | None = None
         self.closed = False
+        self.end = ObjectEnd()
+        self.unscanned: list[str] = []  # the live call's fragments not yet fed to ``end``
 
     def item(self) -> ToolCallItem:
         """Everything buffered as one ``tool_call.delta`` fragment."""
@@ -137,15 +206,13 @@ class ToolCalls:
                 or (call_id is not None and call_id != "" and call_id != call.id)):
             return False
         if args:
-            call.size += len(args)
-            limit = self._em.limits.max_tool_arguments_bytes
-            if call.size > limit:
-                raise LimitExceededError("max_tool_arguments_bytes", limit)
-            call.parts.append(args)
             if call is self._live:
                 tag = self._tag
                 self._em.delta(ToolCallItem("tool_call.delta", "", "", args, None,
                                             merge_provider(None, tag) if tag else None))
+                call.unscanned.append(args)
+            else:
+                self._buffer(call, args, None, None)
         return True
 
     def add(self, index: int, call_id: str, name: str, args: str,
@@ -180,10 +247,9 @@ class ToolCalls:
             call.id = call_id
         if call is self._live:
             if args or provider or fidelity:
-                self._count(call, args)
-                call.parts.append(args)
                 self._em.delta(ToolCallItem("tool_call.delta", "", "", args, fidelity,
                                             self._tagged(provider)))
+                call.unscanned.append(args)
         else:
             self._buffer(call, args, provider, fidelity)
 
@@ -203,16 +269,11 @@ class ToolCalls:
     def _tagged(self, provider: JSONDict | None) -> JSONDict | None:
         return merge_provider(provider, self._tag) if self._tag else provider
 
-    def _count(self, call: _Call, args: str) -> None:
-        call.size += len(args)
-        limit = self._em.limits.max_tool_arguments_bytes
-        if call.size > limit:
-            raise LimitExceededError("max_tool_arguments_bytes", limit)
-
     def _buffer(self, call: _Call, args: str, provider: JSONDict | None,
                 fidelity: JSONDict | None) -> None:
         if args:
-            self._count(call, args)
+            self._em.budget.reserve(len(args), call.size + len(args))
+            call.size += len(args)
             call.parts.append(args)
         if provider:
             call.provider = merge_provider(call.provider, provider)
@@ -223,6 +284,7 @@ class ToolCalls:
         if self._live is None:
             self._go_live(call)
             return
+        self._em.budget.check_groups(len(self._waiting) + 1)
         heappush(self._waiting, (call.index, call.serial, call))
         while self._waiting and self._live_complete():
             self._close_live()
@@ -230,14 +292,12 @@ class ToolCalls:
 
     def _live_complete(self) -> bool:
         call = self._live
-        if call is None or not call.parts:
+        if call is None:
             return False
-        text = "".join(call.parts)
-        call.parts = [text]
-        try:
-            return type(from_json(text)) is dict
-        except ValueError:
-            return False
+        for text in call.unscanned:
+            call.end.feed(text)
+        call.unscanned = []
+        return call.end.closed
 
     def _go_live(self, call: _Call) -> None:
         self._prepare()
@@ -247,6 +307,9 @@ class ToolCalls:
         self.count += 1
         item = call.item()
         item.provider = self._tagged(item.provider)
+        em.budget.release(call.size)  # counted as fragments from here on
+        call.parts, call.size = [], 0
+        call.unscanned.append(str(item.arguments))
         em.delta(item)
 
     def _close_live(self) -> None:
@@ -254,7 +317,7 @@ class ToolCalls:
         assert call is not None
         self._live = None
         call.closed = True
-        call.parts = []
+        call.parts, call.unscanned = [], []
         self._em.close_group()
 
 

@@ -66,7 +66,8 @@ class ChoiceMapper(TailsMixin):
         reason = ch.get("finish_reason")
         if reason is not None and finish:
             self.finish_reason = expect_str(reason, "finish_reason")
-            self.settle()
+            if self.finish_reason != "length":
+                self.settle()  # cut by length: settled at the end, once usage is known
 
     def settle(self) -> None:
         """Close everything open: calls, the audio and reasoning tails, the open group."""

@@ -76,6 +76,7 @@ from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ...message import Message
 from ..base import Decoder, Emitter, load_json
+from ..wire_values import token_count
 from .choice import ChoiceMapper
 from .wire import parse_event
 
@@ -90,24 +91,19 @@ FINISH_REASONS: dict[str, FinishReason] = {
 _NOT_META = frozenset({"choices", "usage", "error", "object"})
 
 
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None
-
-
 def openai_usage(raw: JSONDict) -> Usage:
     """Map an OpenAI-style usage object onto :class:`Usage` (raw kept in ``provider``)."""
     prompt_details = raw.get("prompt_tokens_details")
     done_details = raw.get("completion_tokens_details")
-    cached = prompt_details.get("cached_tokens") if type(prompt_details) is dict else None
+    cached = token_count(prompt_details, "cached_tokens")
     if cached is None:
-        cached = raw.get("prompt_cache_hit_tokens")
-    thoughts = done_details.get("reasoning_tokens") if type(done_details) is dict else None
+        cached = token_count(raw, "prompt_cache_hit_tokens")
     cost = raw.get("cost")
     if type(cost) not in (int, float):
         cost = None
-    return Usage(cached_tokens=_int(cached), prompt_tokens=_int(raw.get("prompt_tokens")),
-                 thoughts_tokens=_int(thoughts),
-                 response_tokens=_int(raw.get("completion_tokens")),
+    return Usage(cached_tokens=cached, prompt_tokens=token_count(raw, "prompt_tokens"),
+                 thoughts_tokens=token_count(done_details, "reasoning_tokens"),
+                 response_tokens=token_count(raw, "completion_tokens"),
                  cost=None if cost is None else float(cost), provider=raw)
 
 
@@ -210,13 +206,15 @@ class OpenAIChatDecoder(Decoder):
             if error is not None:
                 raise self._error(error, chunk)
         except StreamflowError as exc:
-            raise exc.with_partial(self.partial) from exc.__cause__
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            raise ProtocolError(f"openai-chat: malformed chunk ({type(exc).__name__}: {exc})",
-                                raw=data, partial=self.partial) from exc
+            exc.attach(self.partial)
+            raise
 
     def finish(self) -> None:
-        """End of input: without ``[DONE]`` the stream is incomplete."""
+        """End of input: without ``[DONE]`` the stream is incomplete -- except in a JSON-lines
+        recording (one payload per line, where ``[DONE]`` cannot appear), which is complete
+        once the finish chunk came."""
+        if not self._done and self.framed_as == "ndjson" and self._first.finish_reason:
+            self._end()
         if not self._done:
             raise IncompleteStreamError("openai-chat stream ended without data: [DONE]",
                                         partial=self.partial)
@@ -263,8 +261,10 @@ class OpenAIChatDecoder(Decoder):
     def _end(self) -> None:
         """``[DONE]``: close everything, replay other choices, emit the stop event."""
         first = self._first
-        first.settle()
         em = self.emitter
+        if first.finish_reason == "length":
+            em.ending(openai_usage(self._usage) if self._usage is not None else None, "length")
+        first.settle()
         provider: JSONDict = {"finish_reason": first.finish_reason, **first.extras}
         others = []
         for index in sorted(self._others):

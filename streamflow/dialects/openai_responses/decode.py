@@ -50,6 +50,7 @@ from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, load_json
+from ..wire_values import token_count
 from .items import ItemMapper, OutputItem, obj
 from .wire import parse_event
 
@@ -74,10 +75,7 @@ _ROUTED: dict[str, str] = {  # event type -> the item type it implies
 
 
 def _count(raw: JSONDict, key: str) -> int | None:
-    value = raw.get(key)
-    if value is not None and type(value) is not int:
-        raise ProtocolError(f"openai-responses usage {key} must be an integer, got {value!r}")
-    return value
+    return token_count(raw, key)
 
 
 def responses_usage(raw: Any) -> Usage:
@@ -218,14 +216,15 @@ class OpenAIResponsesDecoder(Decoder):
                                 body=response)
         listed = response.get("output")
         output: list[Any] = listed if isinstance(listed, list) else []
-        finals = {o.get("id"): o for o in output if type(o) is dict and o.get("id")}
+        finals = {o["id"]: o for o in output if type(o) is dict and type(o.get("id")) is str}
         while self._live is not None or self._pending:  # finish what the server left open
             if self._live is not None:
                 it = self._items[self._live]
                 self._apply(it, "output_item.done", {"item": finals.get(it.id) or it.raw})
             self._drain()
         for n, item in enumerate(output):  # items that never streamed
-            if type(item) is dict and (item.get("id") not in self._ids if item.get("id")
+            item_id = item.get("id") if type(item) is dict else None
+            if type(item) is dict and (item_id not in self._ids if type(item_id) is str
                                        else n not in self._items):
                 index = n if n not in self._items else max(self._items) + 1
                 it = self._items[index] = OutputItem(index, item)

@@ -123,10 +123,13 @@ class ItemMapper:
     def _part_event(self, it: OutputItem, short: str, ev: JSONDict) -> None:
         summary = short.startswith("reasoning_summary")
         slot = ev.get("summary_index" if summary else "content_index")
+        if slot is not None and type(slot) is not int:
+            raise ProtocolError(f"{short}: the part index must be an integer, got {slot!r:.40}")
         key = ("s" if summary else "c", slot)
         part = ev.get("part")
         ptype = obj(part, "part").get("type") if part is not None else None
-        if ptype not in _PART_TYPES:  # a part type we do not map: kept whole
+        known = ptype is None or (type(ptype) is str and ptype in _PART_TYPES)
+        if not known:  # a part type we do not map: kept whole
             if short.endswith("done"):
                 self.em.keep("extra_items", {"output_index": it.index, "item_id": it.id,
                                              "content_index": slot, "part": part})

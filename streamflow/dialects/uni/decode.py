@@ -1,8 +1,9 @@
 """Dialect ``uni``: UniEvent itself on the wire, so streamflow can feed streamflow.
 
 Each frame is one UniEvent in its JSON form (:meth:`UniEvent.to_dict`), as SSE
-(``data: {...}``, dialect ``uni``, what :func:`encode_sse` writes) or JSON lines
-(dialect ``uni-jsonl``, :func:`encode_jsonl`; ``dialect="auto"`` recognises both).
+(``data: {...}``, dialect ``uni``, what :class:`~.encode.UniEncoder` writes) or JSON
+lines (dialect ``uni-jsonl``, :class:`~.encode.UniJSONLEncoder`; ``dialect="auto"``
+recognises both).
 A recorded pipeline can thus be served and consumed by another streamflow process
 and give the very same events, ``created_at`` and ``provider`` slots included.
 
@@ -21,8 +22,6 @@ reader already has) is checked and assembled into the message but not delivered.
 
 from __future__ import annotations
 
-import base64
-import json
 from typing import Any, ClassVar
 
 from ... import errors as _errors
@@ -37,40 +36,19 @@ from ...events import (
     FINISH_REASONS,
     ContentItem,
     ToolCallItem,
-    UniEvent,
     event_from_dict,
     join_fragments,
 )
 from ...framing.sse import ServerSentEvent
 from ...partial_json import parse_arguments
 from ..base import Decoder, load_json
+from ..wire_values import token_count
+from .encode import encode_jsonl, encode_sse, to_json
 
 __all__ = ["UniDecoder", "UniJSONLDecoder", "encode_jsonl", "encode_sse", "error_from_dict",
            "to_json"]
 
 _STRINGS = ("name", "tool_call_id", "mime_type")
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(value).decode("ascii")
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
-def to_json(item: UniEvent | StreamflowError) -> str:
-    """The JSON text of an event, or ``{"error": {...}}`` for a stream's final error."""
-    obj = {"error": item.to_dict()} if isinstance(item, StreamflowError) else item.to_dict()
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_default)
-
-
-def encode_jsonl(item: UniEvent | StreamflowError) -> bytes:
-    """One JSON line (``uni-jsonl``)."""
-    return to_json(item).encode("utf-8") + b"\n"
-
-
-def encode_sse(item: UniEvent | StreamflowError) -> bytes:
-    """One data-only SSE event (``uni``)."""
-    return b"data: " + to_json(item).encode("utf-8") + b"\n\n"
 
 
 def error_from_dict(data: Any) -> StreamflowError:
@@ -152,12 +130,6 @@ class UniDecoder(Decoder):
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "the stop event"
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._size = 0
-        self._group_size = 0
-        self._groups = 0
-
     @classmethod
     def sniff(cls, frame: Any) -> bool:
         """A JSON object with ``event_type`` and ``content_items``."""
@@ -176,7 +148,12 @@ class UniDecoder(Decoder):
             raise error_from_dict(obj["error"])
         if type(obj.get("content_items", [])) is not list:
             raise ProtocolError("content_items must be a list", raw=frame.data)
-        event = event_from_dict(obj)
+        try:
+            event = event_from_dict(obj)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            # event_from_dict reads untrusted JSON here: a missing or mistyped field
+            raise ProtocolError(f"not a UniEvent ({type(exc).__name__}: {exc})",
+                                raw=frame.data) from None
         if event.provider is not None and type(event.provider) is not dict:
             raise ProtocolError("event provider must be an object", raw=frame.data)
         em = self.emitter
@@ -184,39 +161,20 @@ class UniDecoder(Decoder):
             if event.finish_reason not in FINISH_REASONS or event.usage_metadata is None:
                 raise ProtocolError("stop event without usage_metadata and a finish_reason",
                                     raw=frame.data)
+            counts = obj.get("usage_metadata")
+            for key in ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens"):
+                token_count(counts, key)
         else:
             if event.finish_reason is not None or event.usage_metadata is not None:
                 raise ProtocolError("delta event with a finish_reason or usage", raw=frame.data)
+            asm = em.assembler
             for item in event.content_items:
                 _check_item(item)
-                self._count(item)
-        em.feed(event)  # the Assembler's grammar checks
-        if frame.event != "replay":  # a replayed event (a resumed reader saw it): message only
-            em.out.append(event)
-
-    def _count(self, item: ContentItem) -> None:
-        em, limits = self.emitter, self.limits
-        open_kind = em.open_kind
-        if item.type.endswith(".done"):
-            if open_kind != item.kind:
-                raise ProtocolError(f"{item.type} without an open {item.kind} group")
-            _check_done(item, em._open, em._parts)
-            return
-        if open_kind is None:
-            self._groups += 1
-            self._group_size = 0
-            if self._groups > limits.max_groups:
-                raise LimitExceededError("max_groups", limits.max_groups)
-        value = getattr(item, item.growing)
-        size = 8 * len(value) if item.kind == "embedding" else len(value)
-        self._size += size
-        if self._size > limits.max_message_bytes:
-            raise LimitExceededError("max_message_bytes", limits.max_message_bytes)
-        if item.kind == "tool_call":
-            self._group_size += size
-            if self._group_size > limits.max_tool_arguments_bytes:
-                raise LimitExceededError("max_tool_arguments_bytes",
-                                         limits.max_tool_arguments_bytes)
+                if item.type.endswith(".done") and asm.open_kind == item.kind:
+                    _check_done(item, asm.open_item, asm.fragments)
+        em.forward(event)  # the grammar table and the limits
+        if frame.event == "replay":  # an event a resumed reader has: the message only
+            em.out.pop()
 
 
 class UniJSONLDecoder(UniDecoder):

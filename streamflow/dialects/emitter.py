@@ -1,0 +1,229 @@
+"""The :class:`Emitter`: the one writer of UniEvents every dialect decoder goes through.
+
+It holds an :class:`~streamflow.message.Assembler` (the grammar of
+:mod:`streamflow.grammar`, and the partial message at any moment) and a
+:class:`~streamflow.limits.Budget` (the size and count limits). Its writing rules:
+one item per delta event, a fragment of another kind closes the open group (the
+grammar's :data:`~streamflow.grammar.WRITER_CLOSES`), ``.done`` items built from the
+first fragment with the growing field replaced by everything the fragments carried,
+tool arguments parsed strictly, limits checked before anything changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ProtocolError
+from ..events import (
+    ContentItem,
+    FinishReason,
+    JSONDict,
+    TextItem,
+    ThinkingItem,
+    ToolCallItem,
+    UniEvent,
+    Usage,
+    join_fragments,
+)
+from ..limits import DEFAULT_LIMITS, Budget, Limits
+from ..message import Assembler, Message
+from ..partial_json import parse_arguments
+from ..urls import flag_provider
+
+__all__ = ["Emitter", "merge_provider"]
+
+
+def merge_provider(into: JSONDict | None, more: JSONDict | None) -> JSONDict | None:
+    """Merge provider slots of a group's fragments: lists concatenate, other values replace."""
+    if not more:
+        return into
+    out = dict(into) if into else {}
+    for key, value in more.items():
+        old = out.get(key)
+        if isinstance(old, list) and isinstance(value, list):
+            out[key] = old + value
+        else:
+            out[key] = value
+    return out
+
+
+def _size(item: ContentItem, value: Any) -> int:
+    return 8 * len(value) if item.kind == "embedding" else len(value)
+
+
+class Emitter:
+    """Writes the UniEvents of one message; its :attr:`assembler` keeps the assembled state.
+
+    Dialects call :meth:`delta` (or the ``text``/``thinking``/``tool_call`` shortcuts),
+    :meth:`close_group` at a block boundary, :meth:`note` for message-level data,
+    :meth:`keep` for entries UniEvent has no kind for, and :meth:`stop` once; the
+    ``uni`` dialect hands whole events to :meth:`forward`. Events collect in ``out``
+    until the decoder drains them.
+    """
+
+    __slots__ = ("out", "now", "limits", "budget", "assembler", "_cause", "_fidelity",
+                 "_provider", "_announced")
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.out: list[UniEvent] = []
+        self.now = 0
+        self.limits = limits
+        self.budget = Budget(limits)
+        self.assembler = Assembler()
+        self._fidelity: JSONDict | None = None
+        self._provider: JSONDict | None = None
+        self._announced = False
+        self._cause = ""
+
+    # -- state ----------------------------------------------------------------
+    @property
+    def stopped(self) -> bool:
+        """True once the stop event was written."""
+        return self.assembler.stopped
+
+    @property
+    def open_kind(self) -> str | None:
+        """The kind of the open group, if any."""
+        return self.assembler.open_kind
+
+    @property
+    def message(self) -> Message:
+        """The message written so far (partial until stop)."""
+        return self.assembler.message
+
+    def note(self, provider: JSONDict | None) -> None:
+        """Merge message-level provider data (id, model...)."""
+        self.assembler.note(provider)
+
+    def ending(self, usage: Usage | None, finish_reason: FinishReason) -> None:
+        """The provider said how it ends: a partial message carries ``usage`` and
+        ``finish_reason`` from now on, and a tool call that then fails to parse names
+        the cause when the provider stopped for ``length``."""
+        self.assembler.ending(usage, finish_reason)
+        if finish_reason == "length":
+            self._cause = "cut short: the provider stopped with finish_reason length"
+
+    # -- groups ---------------------------------------------------------------
+    def delta(self, item: ContentItem) -> None:
+        """Emit one ``K.delta`` item, opening (and closing another) group as needed."""
+        asm = self.assembler
+        if asm.stopped:
+            raise ProtocolError(f"{item.type} after the stream stopped")
+        kind = item.kind
+        value = getattr(item, item.growing)
+        size = 8 * len(value) if kind == "embedding" else len(value)
+        open_ = asm.open_item
+        budget = self.budget
+        new_group = open_ is None or open_.kind != kind
+        if new_group:
+            if open_ is not None:
+                self.close_group()
+            budget.open_group()  # checked before anything changes
+        budget.grow(size, budget.check_grow(size, kind == "tool_call", new_group))
+        asm.fragment(item, value, self.now)
+        if item.fidelity is not None:
+            fid = self._fidelity
+            self._fidelity = {**fid, **item.fidelity} if fid else item.fidelity
+        if item.provider is not None:
+            self._provider = merge_provider(self._provider, item.provider)
+        if self._announced:  # _emit_delta inlined: this runs once per token
+            self.out.append(UniEvent("delta", [item], None, None, self.now, None))
+        else:
+            self._emit_delta(item)
+
+    def text(self, text: str, provider: JSONDict | None = None) -> None:
+        """Emit a ``text.delta`` fragment."""
+        self.delta(TextItem("text.delta", text, None, provider))
+
+    def thinking(self, thinking: str, fidelity: JSONDict | None = None,
+                 provider: JSONDict | None = None) -> None:
+        """Emit a ``thinking.delta`` fragment (a signature alone: ``thinking=""`` plus fidelity)."""
+        self.delta(ThinkingItem("thinking.delta", thinking, fidelity, provider))
+
+    def tool_call(self, arguments: str, name: str = "", tool_call_id: str = "",
+                  provider: JSONDict | None = None, *, new: bool = False) -> None:
+        """Emit a ``tool_call.delta``; ``new=True`` starts a new call even after another one."""
+        if new and self.assembler.open_item is not None:
+            self.close_group()
+        self.delta(ToolCallItem("tool_call.delta", name, tool_call_id, arguments, None, provider))
+
+    def close_group(self, cause: str = "") -> None:
+        """Close the open group with its ``.done`` item (no-op when none is open).
+
+        ``cause`` is added to a ``ToolCallArgumentParseError`` (why the text may be cut;
+        by default the one :meth:`ending` knows).
+        """
+        asm = self.assembler
+        first = asm.open_item
+        if first is None:
+            return
+        done = join_fragments(first, asm.fragments, done=True)
+        done.fidelity = self._fidelity
+        done.provider = flag_provider(self._provider)  # unsafe citation URLs: url_flags
+        if isinstance(done, ToolCallItem):
+            # the joined text stands for the fragments from here on (the partial message
+            # is the same if the parse fails): they are freed before the parsed object
+            # is built, not after
+            text = asm.compact()
+            done.arguments = parse_arguments(text, tool_call_id=done.tool_call_id,
+                                             name=done.name, cause=cause or self._cause)
+        self._fidelity = None
+        self._provider = None
+        self._write(UniEvent("delta", [done], None, None, self.now, self._announce()))
+
+    def keep(self, key: str, value: Any) -> None:
+        """Append ``value`` to the message-level list ``provider[key]`` (blocks and events
+        UniEvent has no kind for). O(1) per call; each kept entry counts as a group
+        against ``max_groups``, so a flood of unknown events cannot grow without bound.
+        """
+        self.budget.open_group()
+        self.assembler.keep(key, value)
+
+    def _announce(self) -> JSONDict | None:
+        """The first event carries the message's ``id`` and ``model``."""
+        if self._announced:
+            return None
+        self._announced = True
+        meta = self.assembler.provider
+        return {k: meta[k] for k in ("id", "model") if k in meta} or None
+
+    def _emit_delta(self, item: ContentItem) -> None:
+        self.out.append(UniEvent("delta", [item], None, None, self.now, self._announce()))
+
+    def _write(self, event: UniEvent) -> None:
+        self.assembler.feed(event)
+        self.out.append(event)
+
+    # -- message level --------------------------------------------------------
+    def stop(self, usage: Usage | None, finish_reason: FinishReason,
+             provider: JSONDict | None = None) -> None:
+        """Close the open group and emit the one ``stop`` event."""
+        if self.assembler.stopped:
+            raise ProtocolError("second stop for one stream")
+        self.ending(usage, finish_reason)
+        self.close_group()
+        self.note(provider)
+        meta = self.assembler.provider
+        self._write(UniEvent("stop", [], usage if usage is not None else Usage(),
+                             finish_reason, self.now, meta))
+
+    def forward(self, event: UniEvent) -> None:
+        """Write an event built elsewhere (the ``uni`` dialect): grammar and limits checked."""
+        asm, budget = self.assembler, self.budget
+        for item in event.content_items:
+            if item.type.endswith(".done"):
+                continue
+            value = getattr(item, item.growing)
+            size = _size(item, value)
+            new_group = asm.open_item is None
+            if new_group and not asm.stopped:
+                budget.open_group()
+            budget.grow(size, budget.check_grow(size, item.kind == "tool_call", new_group))
+        self._write(event)
+
+    def drain(self) -> list[UniEvent]:
+        """Hand over the events written since the last drain."""
+        out = self.out
+        if out:
+            self.out = []
+        return out

@@ -9,7 +9,9 @@ Run two instances against one Redis (see README, "Survive reconnects and restart
 ``STREAMFLOW_DELAY`` seconds per SSE event, no API key) and streams it;
 ``GET /chat/{chat_id}/stream`` resumes it on any instance -- after the
 ``Last-Event-ID`` header when there is one -- or answers 204 when there is nothing
-to resume. ``?to=vercel-ui`` or ``?to=ag-ui`` picks a UI protocol (default ``uni``).
+to resume. ``?to=vercel-ui`` or ``?to=ag-ui`` picks a UI protocol (default ``uni``);
+``/ui/chat/...`` is the same in the AI SDK's UI message stream, at the paths
+``useChat`` (``DefaultChatTransport({api: "/ui/chat"})``) posts to and resumes from.
 ``STREAMFLOW_RECORDING`` replays another recording.
 """
 
@@ -65,6 +67,20 @@ async def resume(request: Request) -> Response:
                                   to=request.query_params.get("to", "uni"))
 
 
+async def ui_chat(request: Request) -> Response:
+    """The same in the AI SDK's UI message stream (``useChat`` with ``api: "/ui/chat"``)."""
+    chat_id = request.path_params["chat_id"]
+    await streams.start(chat_id, from_async_iterable(slow_upstream))
+    return await streams.response(request, chat_id, to="vercel-ui")
+
+
+async def ui_resume(request: Request) -> Response:
+    """The AI SDK's resume request (``GET {api}/{chatId}/stream``); 204 when nothing to resume."""
+    return await streams.response(request, request.path_params["chat_id"], to="vercel-ui")
+
+
 app = Starlette(routes=[Route("/chat/{chat_id}", chat, methods=["POST"]),
-                        Route("/chat/{chat_id}/stream", resume)],
+                        Route("/chat/{chat_id}/stream", resume),
+                        Route("/ui/chat/{chat_id}", ui_chat, methods=["POST"]),
+                        Route("/ui/chat/{chat_id}/stream", ui_resume)],
                 lifespan=streams.lifespan)

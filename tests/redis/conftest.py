@@ -48,3 +48,11 @@ def redis_url(redis_server: RedisServer) -> str:
     """The shared server's URL, on a database flushed for this test."""
     redis_server.flush()
     return redis_server.url
+
+
+@pytest.fixture(scope="session")
+def node_clients() -> Path:
+    """The real npm clients, installed by the web tests' fixture (skips without node/npm)."""
+    from web.conftest import node_clients as install
+
+    return Path(install.__wrapped__())  # type: ignore[attr-defined]

@@ -8,12 +8,15 @@ uvicorn processes, so the client's event loop does not change what is tested.
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -205,3 +208,32 @@ async def test_a_killed_producer_gives_a_typed_error_in_the_heartbeat_window(
             assert same(fresh.decoder.message, DIRECT)
     finally:
         doomed.stop()
+
+
+def reconnect(node_dir: Any, api: str, chat: str, last_event_id: str = "") -> dict[str, Any]:
+    """The real AI SDK's ``DefaultChatTransport.reconnectToStream`` against ``api``."""
+    script = Path(__file__).resolve().parent / "node" / "reconnect.mjs"
+    done = subprocess.run(["node", str(script), str(node_dir), api, chat, last_event_id],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+async def test_the_ai_sdk_resumes_a_chat_on_the_other_instance(
+        pair: tuple[Instance, Instance], node_clients: Any) -> None:
+    """AI SDK v5 resume convention: GET {api}/{chatId}/stream on another instance; 204 -> null."""
+    chat = uuid.uuid4().hex
+    client = EventSourceClient()
+    async with httpx.AsyncClient(timeout=30) as http, \
+            http.stream("POST", f"{pair[0].url}/ui/chat/{chat}") as response:
+        assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+        await _read_raw(client, response, stop_after=6)  # the page reloads here
+    api = f"{pair[1].url}/ui/chat"
+    whole = await anyio.to_thread.run_sync(reconnect, node_clients, api, chat)
+    assert whole["text"] == DIRECT.text  # replayed from the start, folded by readUIMessageStream
+    types = [c["type"] for c in whole["chunks"]]
+    assert types[0] == "start" and types[-1] == "finish"
+    rest = await anyio.to_thread.run_sync(reconnect, node_clients, api, chat, client.last_id)
+    assert [c["type"] for c in rest["chunks"]] == types[len(client.data):]  # exactly after it
+    none = await anyio.to_thread.run_sync(reconnect, node_clients, api, uuid.uuid4().hex)
+    assert none == {"none": True}

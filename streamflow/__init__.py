@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+# first: decides, before any hot-path module loads, whether the compiled build is used
+from . import _build
+
+# isort: split
 from ._lazy import lazy_exports
 from .decoder import StreamDecoder, assemble
 from .encoding import encode
@@ -56,6 +60,8 @@ if TYPE_CHECKING:  # loaded lazily at run time (see _LAZY below); typed for mypy
     from .tools import ToolRegistry
 
 __version__ = "0.1.0"
+compiled: bool = _build.is_compiled()
+"""True when the mypyc-compiled hot path runs (README, "Compiled build")."""
 
 __all__ = [
     "Agent",
@@ -96,6 +102,7 @@ __all__ = [
     "UniEvent",
     "Usage",
     "assemble",
+    "compiled",
     "encode",
     "pipeline",
     "run",

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from .dialects import get_dialect, require_dialect
 from .dialects.base import Decoder
 from .errors import IncompleteStreamError, ProtocolError, StreamflowError
@@ -33,6 +35,7 @@ _BOM = b"\xef\xbb\xbf"
 Emit = Callable[[UniEvent], Any]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # the pipeline operator subclasses it
 class StreamDecoder:
     """Feed body bytes (or frames), get UniEvents; ``dialect="auto"`` detects from the first frame.
 

@@ -83,6 +83,10 @@ class Message:
         }
 
 
+def _str_or_none(value: Any) -> str | None:
+    return value if type(value) is str else None
+
+
 class Assembler:
     """Builds a :class:`Message` from UniEvents, stepping through :mod:`streamflow.grammar`.
 
@@ -214,8 +218,8 @@ class Assembler:
             items=items,
             usage_metadata=self._usage,
             finish_reason=self._finish,
-            id=meta.get("id"),
-            model=meta.get("model"),
+            id=_str_or_none(meta.get("id")),  # a hostile non-string stays in provider only
+            model=_str_or_none(meta.get("model")),
             created_at=self._created,
             provider=meta,
             complete=self.state is STOPPED,

@@ -24,6 +24,7 @@ from ..providers import HTTPRequest, Provider, make_provider
 from ..sinks.render import RenderSink
 from . import DEMO_PROMPT
 from .plan import Plan
+from .record import TurnRecorder
 from .server import DemoServer
 from .tools import demo_tools
 
@@ -45,6 +46,7 @@ class DemoOptions:
     model: str | None = None
     max_turns: int = 4
     thinking_budget: int = 1024
+    record: str | None = None  # a folder: one Recorder file per turn
 
 
 def _provider(plan: Plan, options: DemoOptions, base_url: str | None) -> Provider:
@@ -60,6 +62,16 @@ def _provider(plan: Plan, options: DemoOptions, base_url: str | None) -> Provide
     return make_provider(plan.dialect, **settings)
 
 
+def _prices(plan: Plan, provider: Provider) -> tuple[float, float] | None:
+    """The price table's entry when the model really is the priced provider's.
+
+    A ``--base-url`` server (llama.cpp, a proxy) runs whatever it runs under the
+    name it was given, so its turns are never priced from the table; a cost the
+    provider reports itself is always shown.
+    """
+    return None if plan.base_url else PRICES.get(provider.model)
+
+
 def _total(result: AgentResult) -> str:
     usage = result.usage
     prompt, output = usage.prompt_tokens or 0, usage.response_tokens or 0
@@ -71,7 +83,21 @@ def _total(result: AgentResult) -> str:
 async def run_demo(plan: Plan, render: RenderSink, options: DemoOptions | None = None,
                    *, on_request: Callable[[int, HTTPRequest], Any] | None = None
                    ) -> AgentResult:
-    """Run the demo conversation (see the module doc); returns every turn."""
+    """Run the demo conversation (see the module doc); returns every turn.
+
+    The error of a failed turn is raised as itself (not inside the ``ExceptionGroup``
+    of the loopback server's task group).
+    """
+    try:
+        return await _converse(plan, render, options, on_request)
+    except ExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
+async def _converse(plan: Plan, render: RenderSink, options: DemoOptions | None,
+                    on_request: Callable[[int, HTTPRequest], Any] | None) -> AgentResult:
     options = options or DemoOptions()
     prompt = options.prompt or DEMO_PROMPT
     async with contextlib.AsyncExitStack() as stack:
@@ -86,17 +112,25 @@ async def run_demo(plan: Plan, render: RenderSink, options: DemoOptions | None =
             render.note(f"streamflow demo · {plan.dialect} · bundled recording over "
                         f"{server.url} ({plan.reason})")
         provider = _provider(plan, options, base_url)
-        render.prices = render.prices or PRICES.get(provider.model)
+        render.prices = render.prices or _prices(plan, provider)
         client = await stack.enter_async_context(httpx.AsyncClient(
             timeout=httpx.Timeout(30.0, read=600.0), trust_env=plan.live))
         render.note(f"› {prompt}", style="bold")
 
+        recorder = TurnRecorder(options.record, plan.dialect) if options.record else None
+        if recorder is not None:
+            stack.callback(recorder.close)
+        send = http_sender(client)
+
         def before(number: int, request: HTTPRequest) -> None:
             render.reset()
+            if recorder is not None:
+                recorder.begin(number, request)
             if on_request is not None:
                 on_request(number, request)
 
-        agent = Agent(provider, demo_tools(), http_sender(client), sinks=[render],
+        agent = Agent(provider, demo_tools(), recorder.wrap(send) if recorder else send,
+                      sinks=[render, *([recorder] if recorder else [])],
                       max_turns=options.max_turns, on_request=before)
         result = await agent.run(prompt)
         render.note(_total(result))

@@ -14,13 +14,14 @@ from typing import Any
 
 from ..dialects.anthropic.encode import anthropic_usage_json
 from ..dialects.openai_chat.encode import openai_usage_json
-from ..events import InlineThinkingItem, JSONDict, TextItem, ThinkingItem, ToolCallItem, Usage
+from ..dialects.openai_responses.encode import responses_usage_json
+from ..events import InlineThinkingItem, JSONDict, TextItem, ThinkingItem, ToolCallItem
 from ..message import Message
 from ..providers.formats.anthropic import block
 from ..providers.formats.common import arguments_text, signature_of
 from ..providers.formats.openai_chat import assistant_message
 
-__all__ = ["message_body", "responses_usage_json"]
+__all__ = ["message_body"]
 
 _ANTHROPIC_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_call": "tool_use",
                       "unknown": "refusal"}
@@ -84,17 +85,6 @@ def _chat(message: Message) -> JSONDict:
     return body
 
 
-def responses_usage_json(usage: Usage | None) -> JSONDict:
-    """The Responses ``usage`` object of ``usage``."""
-    usage = usage or Usage()
-    prompt, output = usage.prompt_tokens or 0, usage.response_tokens or 0
-    return {"input_tokens": prompt,
-            "input_tokens_details": {"cached_tokens": usage.cached_tokens or 0},
-            "output_tokens": output,
-            "output_tokens_details": {"reasoning_tokens": usage.thoughts_tokens or 0},
-            "total_tokens": prompt + output}
-
-
 def _responses(message: Message) -> JSONDict:
     output: list[JSONDict] = []
     summaries: list[JSONDict] = []
@@ -137,7 +127,8 @@ def _responses(message: Message) -> JSONDict:
     body: JSONDict = {"id": _id(message, "resp_"), "object": "response",
                       "created_at": message.created_at or int(time.time()),
                       "model": message.model or "unknown", "status": status,
-                      "output": output, "usage": responses_usage_json(message.usage_metadata)}
+                      "output": output,
+                      "usage": responses_usage_json(message.usage_metadata)}
     if status == "incomplete":
         body["incomplete_details"] = {"reason": "max_output_tokens"}
     return body

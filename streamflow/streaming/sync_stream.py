@@ -65,8 +65,14 @@ class SyncStream:
     def __enter__(self) -> SyncStream:
         source = self._source
         if isinstance(source, SyncSource):  # pull its chunks ourselves, lazily
-            opened: AbstractContextManager[Iterable[bytes]] = source.opener()
-            self._chunks = iter(self._stack.enter_context(opened))
+            try:  # an HTTP source sends its request here; a non-2xx answer is typed
+                opened: AbstractContextManager[Iterable[bytes]] = source.opener()
+                self._chunks = iter(self._stack.enter_context(opened))
+            except Exception as error:
+                failed = self._map(error)
+                self._fan.on_error(failed)  # sinks hear of it, as with run_sync()
+                self._stack.close()
+                raise failed from None
             self._decoder = StreamDecoder(self._dialect, framing=self._framing or source.framing,
                                           limits=self._limits, emit=self._emit, **self._options)
             self._fan.adopt(self._decoder)

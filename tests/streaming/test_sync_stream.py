@@ -139,3 +139,17 @@ def test_wrong_inputs_are_type_errors() -> None:
         streamflow.stream_sync("data: {}")
     with pytest.raises(TypeError, match="from_httpx"):
         streamflow.stream_sync(httpx.Request("GET", "http://test/"))
+
+
+def test_a_sync_http_error_status_is_typed_and_told_to_the_sinks() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(529, json={"type": "error", "error": {
+            "type": "overloaded_error", "message": "busy"}})
+
+    sink = Keep()
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        request = client.build_request("POST", "http://test/v1/messages")
+        with pytest.raises(streamflow.HTTPStatusError) as caught:
+            with streamflow.stream_sync(from_httpx(client, request), sinks=[sink]):
+                raise AssertionError("the block does not run")
+    assert caught.value.status == 529 and sink.ends == [caught.value]

@@ -10,9 +10,11 @@ from typing import Any
 
 from ...errors import ProtocolError
 from ...events import InlineDataItem, JSONDict, ThinkingItem, ToolCallItem
+from ..request import ChatRequest, Part, Turn
 
-__all__ = ["arguments_object", "arguments_text", "image_item", "image_data_url", "need",
-           "obj", "obj_list", "opt_float", "opt_int", "signature_of", "stop_list", "text_of"]
+__all__ = ["add_parts", "arguments_object", "arguments_text", "image_item", "image_data_url",
+           "need", "obj", "obj_list", "opt_float", "opt_int", "signature_of", "stop_list",
+           "text_of"]
 
 
 def obj(value: Any, what: str) -> JSONDict:
@@ -123,3 +125,12 @@ def image_data_url(item: InlineDataItem) -> str:
     if url:
         return str(url)
     return f"data:{item.mime_type};base64,{base64.b64encode(item.data).decode('ascii')}"
+
+
+def add_parts(request: ChatRequest, role: str, parts: list[Part]) -> None:
+    """Append ``parts`` to the last turn when it has ``role``, else as a new turn."""
+    turns = request.turns
+    if turns and turns[-1].role == role:
+        turns[-1].parts += parts
+    else:
+        turns.append(Turn(role, parts))  # type: ignore[arg-type]

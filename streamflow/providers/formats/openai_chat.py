@@ -40,6 +40,7 @@ from ..request import (
     effort_of,
 )
 from .common import (
+    add_parts,
     arguments_object,
     arguments_text,
     image_data_url,
@@ -80,13 +81,13 @@ def parse(body: Any) -> ChatRequest:
         if role in ("system", "developer"):
             system.append(text_of(message.get("content"), "system content"))
         elif role == "user":
-            _add(request, "user", _user_parts(message.get("content")))
+            add_parts(request, "user", _user_parts(message.get("content")))
         elif role == "assistant":
-            _add(request, "assistant", _assistant_parts(message))
+            add_parts(request, "assistant", _assistant_parts(message))
         elif role == "tool":
             result = ToolResultPart(str(need(message, "tool_call_id", "tool message")),
                                     text_of(message.get("content"), "tool content"))
-            _add(request, "user", [result])
+            add_parts(request, "user", [result])
         else:
             raise ProtocolError(f"unknown message role {role!r}")
     request.system = "\n\n".join(s for s in system if s) or None
@@ -101,14 +102,6 @@ def parse(body: Any) -> ChatRequest:
     request.thinking = _thinking(body)
     request.extra = {k: v for k, v in body.items() if k not in _KNOWN}
     return request
-
-
-def _add(request: ChatRequest, role: str, parts: list[Part]) -> None:
-    turns = request.turns
-    if turns and turns[-1].role == role:
-        turns[-1].parts += parts
-    else:
-        turns.append(Turn(role, parts))  # type: ignore[arg-type]
 
 
 def _user_parts(content: Any) -> list[Part]:

@@ -41,6 +41,7 @@ from ..request import (
     effort_of,
 )
 from .common import (
+    add_parts,
     arguments_object,
     arguments_text,
     image_data_url,
@@ -82,21 +83,21 @@ def parse(body: Any) -> ChatRequest:
             role = item.get("role")
             if role not in ("user", "assistant"):
                 raise ProtocolError(f"unknown message role {role!r}")
-            _add(request, role, _message_parts(item.get("content")))
+            add_parts(request, role, _message_parts(item.get("content")))
         elif kind == "function_call":
             call = ToolCallItem("tool_call.done", str(need(item, "name", "function_call")),
                                 str(need(item, "call_id", "function_call")),
                                 arguments_object(item.get("arguments"), "function_call"),
                                 provider={"item_id": item["id"]} if item.get("id") else None)
-            _add(request, "assistant", [call])
+            add_parts(request, "assistant", [call])
         elif kind == "function_call_output":
             output = item.get("output")
             result = ToolResultPart(str(need(item, "call_id", "function_call_output")),
                                     output if isinstance(output, str)
                                     else text_of(output, "function_call_output"))
-            _add(request, "user", [result])
+            add_parts(request, "user", [result])
         elif kind == "reasoning":
-            _add(request, "assistant", _reasoning(item))
+            add_parts(request, "assistant", _reasoning(item))
         else:
             raise ProtocolError(f"unsupported input item type {kind!r}")
     request.system = "\n\n".join(s for s in system if s) or None
@@ -116,14 +117,6 @@ def parse(body: Any) -> ChatRequest:
     if other_tools:
         request.extra["other_tools"] = other_tools
     return request
-
-
-def _add(request: ChatRequest, role: str, parts: list[Part]) -> None:
-    turns = request.turns
-    if turns and turns[-1].role == role:
-        turns[-1].parts += parts
-    else:
-        turns.append(Turn(role, parts))  # type: ignore[arg-type]
 
 
 def _message_parts(content: Any) -> list[Part]:

@@ -228,6 +228,8 @@ def _front(source: Any, dialect: str, framing: str | None, limits: Limits | None
            options: dict[str, Any], fan: _FanOut) -> Observable[Any]:
     source = as_source(source)
     framing = framing or getattr(source, "framing", None)
+    if dialect == "auto":  # a source that knows its dialect (from_redis: uni) says so
+        dialect = getattr(source, "dialect", None) or dialect
     return source.pipe(as_events(dialect, framing, limits, **options))
 
 

@@ -46,13 +46,25 @@ def status_of(error: StreamflowError, *, client_side: bool = False) -> int:
     return 502
 
 
+def _upstream_words(error: HTTPStatusError) -> str:
+    """The upstream's own error message (not our prefix, which names the upstream URL)."""
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error")
+        words = inner.get("message") if isinstance(inner, dict) else inner
+        words = words or body.get("message")
+        if isinstance(words, str) and words:
+            return words
+    return error.message.split(": ", 1)[-1]
+
+
 def error_response(dialect: str, error: StreamflowError, *,
                    client_side: bool = False) -> tuple[int, JSONDict]:
     """``(status, body)`` of ``error`` in ``dialect``'s error envelope."""
     status = status_of(error, client_side=client_side)
     message = error.message
-    if isinstance(error, HTTPStatusError):  # the upstream's own words, not our prefix
-        message = message.removeprefix(f"HTTP {error.status}: ")
+    if isinstance(error, HTTPStatusError):
+        message = _upstream_words(error)
     if isinstance(error, ProtocolError) and not client_side:
         message = f"upstream answer could not be read: {message}"
     kind = error.type if isinstance(error, ProviderError) and error.type else None

@@ -20,6 +20,7 @@ from .iterables import (
     from_bytes,
     from_iterable,
 )
+from .redis import RedisSource, from_redis
 
 if TYPE_CHECKING:  # loaded lazily at run time (see __getattr__)
     from .http import AsyncHTTPSource, from_httpx
@@ -30,6 +31,7 @@ __all__ = [
     "AsyncHTTPSource",
     "AsyncIterableSource",
     "NoScopeError",
+    "RedisSource",
     "ReplaySource",
     "Scope",
     "Source",
@@ -41,6 +43,7 @@ __all__ = [
     "from_file",
     "from_httpx",
     "from_iterable",
+    "from_redis",
     "scope",
     "status_error",
     "transport_error",

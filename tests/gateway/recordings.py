@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from streamflow import Message, assemble
+from streamflow.events import InlineThinkingItem, ThinkingItem, ToolCallItem
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 MODEL = {"anthropic": "claude-sonnet-4-5", "openai-chat": "anthropic/claude-sonnet-4.5",
@@ -36,3 +38,17 @@ def turn_messages(dialect: str) -> tuple[Message, Message]:
     """The two turns as streamflow assembles them straight from the upstream bytes."""
     first, second = turn_bodies(dialect)
     return assemble(first, dialect), assemble(second, dialect)
+
+
+def replay_state(message: Message, *, ids: bool = False) -> list[Any]:
+    """What an upstream needs back: signatures, encrypted reasoning, calls (``ids``: with ids)."""
+    out: list[Any] = []
+    for item in message.items:
+        if isinstance(item, ThinkingItem) and item.fidelity:
+            out.append(item.fidelity)
+        elif isinstance(item, InlineThinkingItem):
+            out.append((item.data, item.fidelity))
+        elif isinstance(item, ToolCallItem):
+            call = (item.name, item.arguments, item.fidelity)
+            out.append((item.tool_call_id, *call) if ids else call)
+    return out

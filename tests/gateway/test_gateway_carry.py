@@ -8,12 +8,11 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from recordings import DATA
+from recordings import DATA, replay_state
 
 from streamflow.decoder import StreamDecoder
 from streamflow.dialects import get_encoder
 from streamflow.errors import StreamflowError
-from streamflow.events import InlineThinkingItem, ThinkingItem, ToolCallItem
 from streamflow.gateway.carry import Carrier, pack, restore, unpack
 from streamflow.message import Message
 from streamflow.providers.request import ChatRequest, Turn
@@ -26,18 +25,6 @@ CLIENTS = ("anthropic", "openai-chat", "openai-responses")
 def recordings() -> list[tuple[str, Path]]:
     return [(dialect, p) for folder, dialect in FOLDERS.items()
             for p in sorted((DATA / folder).glob("*.sse"))]
-
-
-def state(message: Message) -> list[Any]:
-    out: list[Any] = []
-    for item in message.items:
-        if isinstance(item, ThinkingItem) and item.fidelity:
-            out.append(item.fidelity)
-        elif isinstance(item, InlineThinkingItem):
-            out.append((item.data, item.fidelity))
-        elif isinstance(item, ToolCallItem):
-            out.append((item.tool_call_id, item.name, item.arguments, item.fidelity))
-    return out
 
 
 def through(client: str, upstream: str, body: bytes) -> tuple[Message, Message] | None:
@@ -67,8 +54,8 @@ def test_replay_state_comes_back_to_the_upstream_unchanged(
     if result is None:
         pytest.skip("a failing recording: no next turn")
     sent, returned = result
-    expected = [s for s in state(sent) if not _empty_opaque(s)]
-    got = [s for s in state(returned) if not _empty_opaque(s)]
+    expected = [s for s in replay_state(sent, ids=True) if not _empty_opaque(s)]
+    got = [s for s in replay_state(returned, ids=True) if not _empty_opaque(s)]
     assert len(got) == len(expected)
     for mine, theirs in zip(got, expected, strict=True):
         if isinstance(theirs, dict) and len(theirs) == 1 and \

@@ -15,9 +15,8 @@ import json
 from typing import Any
 
 import pytest
-from recordings import MODEL, PATHS, turn_bodies, turn_messages
+from recordings import MODEL, PATHS, replay_state, turn_bodies, turn_messages
 
-from streamflow.events import InlineThinkingItem, ThinkingItem
 from streamflow.message import Message
 from streamflow.server import ReplayServer, Route
 
@@ -39,19 +38,6 @@ def result_text(name: str, arguments: dict[str, Any]) -> str:
 
 def pairs(client: str) -> list[str]:
     return [u for u in UPSTREAMS if u != client]
-
-
-def replay_state(message: Message) -> list[Any]:
-    """What the upstream needs back: signatures, encrypted reasoning, call fidelity, ids."""
-    out: list[Any] = []
-    for item in message.items:
-        if isinstance(item, ThinkingItem) and item.fidelity:
-            out.append(item.fidelity)
-        elif isinstance(item, InlineThinkingItem):
-            out.append((item.data, item.fidelity))
-        elif item.kind == "tool_call":
-            out.append((item.name, item.arguments, item.fidelity))
-    return out
 
 
 def upstream_state(dialect: str, body: dict[str, Any]) -> list[Any]:

@@ -23,7 +23,6 @@ Empty deltas are not sent.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from ag_ui.core import (
@@ -62,6 +61,7 @@ from ...events import (
     ToolCallItem,
 )
 from ...tools import ToolResult
+from ..encoder import new_id
 from ..ui_run import UIRunEncoder, b64, error_text, streamflow_metadata
 
 __all__ = ["AGUIEncoder", "token_usage"]
@@ -93,9 +93,9 @@ class AGUIEncoder(UIRunEncoder):
     def __init__(self, *, run: bool = False, message_id: str | None = None,
                  thread_id: str | None = None, run_id: str | None = None) -> None:
         super().__init__(run=run, message_id=message_id)
-        self.thread_id = thread_id or f"thread-{uuid.uuid4().hex[:12]}"
-        self.run_id = run_id or f"run-{uuid.uuid4().hex[:12]}"
-        self.message_id = message_id or f"msg-{uuid.uuid4().hex[:12]}"
+        self.thread_id = thread_id or new_id("thread-")
+        self.run_id = run_id or new_id("run-")
+        self.message_id = message_id or new_id("msg-")
         self._text_id: str | None = None
 
     def _write(self, *events: BaseEvent) -> bytes:

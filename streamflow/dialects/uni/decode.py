@@ -13,7 +13,11 @@ an open group, stop last with usage and a valid finish reason), field types, and
 the configured limits. The stop event ends the stream; a body that ends without
 it is :class:`IncompleteStreamError`. A stream that failed is recorded as a last
 frame ``{"error": {...}}`` (:meth:`StreamflowError.to_dict`, what the encoders
-write for an exception) and decodes to the same typed error.
+write for an exception) and decodes to the same typed error; an optional
+``"provider"`` object beside it is the partial message's provider data that no
+event carried (kept server-tool blocks), merged into the error's partial. An SSE event of type
+``replay`` (what ``from_redis(..., last_event_id=...)`` sends for the events the
+reader already has) is checked and assembled into the message but not delivered.
 """
 
 from __future__ import annotations
@@ -139,6 +143,8 @@ class UniDecoder(Decoder):
         if type(obj) is not dict:
             raise ProtocolError("uni event is not a JSON object", raw=frame.data)
         if "error" in obj and "event_type" not in obj:
+            if type(obj.get("provider")) is dict:  # the partial's message-level provider data
+                self.emitter.note(obj["provider"])
             raise error_from_dict(obj["error"])
         if type(obj.get("content_items", [])) is not list:
             raise ProtocolError("content_items must be a list", raw=frame.data)
@@ -170,6 +176,8 @@ class UniDecoder(Decoder):
                 if item.type.endswith(".done") and asm.open_kind == item.kind:
                     _check_done(item, asm.open_item, asm.fragments)
         em.forward(event)  # the grammar table and the limits
+        if frame.event == "replay":  # an event a resumed reader has: the message only
+            em.out.pop()
 
 
 class UniJSONLDecoder(UniDecoder):

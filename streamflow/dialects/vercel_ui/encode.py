@@ -25,11 +25,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic_core import to_json
-
 from ...errors import StreamflowError
 from ...events import ContentItem, InlineDataItem, JSONDict, ToolCallItem
 from ...tools import ToolResult
+from ..encoder import sse as chunk
 from ..ui_run import UIRunEncoder, b64, error_text, partial_arguments, streamflow_metadata
 
 __all__ = ["HEADERS", "VercelUIEncoder"]
@@ -43,11 +42,6 @@ HEADERS: dict[str, str] = {
 
 _DONE = b"data: [DONE]\n\n"
 _PHASES = {"text": "text", "thinking": "reasoning"}
-
-
-def chunk(payload: JSONDict) -> bytes:
-    """One SSE ``data:`` line holding ``payload`` as compact JSON."""
-    return b"data: " + to_json(payload, fallback=str) + b"\n\n"
 
 
 def _with(payload: JSONDict, **optional: Any) -> JSONDict:

@@ -52,9 +52,10 @@ def streams(draw: Any) -> list:
     gs = draw(st.lists(groups(), max_size=5))
     calls = any(isinstance(g[0], ToolCallItem) for g in gs)
     finish = "tool_call" if calls else draw(st.sampled_from(["stop", "length", "unknown"]))
+    thoughts = draw(st.integers(0, 9))  # response_tokens includes the reasoning
     u = Usage(prompt_tokens=draw(st.integers(1, 10**5)), response_tokens=draw(
-        st.integers(1, 10**5)), cached_tokens=draw(st.integers(0, 1)),
-        thoughts_tokens=draw(st.integers(0, 9)))
+        st.integers(thoughts, 10**5)), cached_tokens=draw(st.integers(0, 1)),
+        thoughts_tokens=thoughts)
     return stream(*gs, finish=finish, usage=u)
 
 

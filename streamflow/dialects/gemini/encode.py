@@ -65,7 +65,9 @@ def gemini_usage_json(usage: Usage | None) -> JSONDict | None:
     if now.thoughts_tokens != usage.thoughts_tokens and usage.thoughts_tokens is not None:
         out["thoughtsTokenCount"] = usage.thoughts_tokens
     if now.response_tokens != usage.response_tokens and usage.response_tokens is not None:
-        out["candidatesTokenCount"] = usage.response_tokens - (out.get("thoughtsTokenCount") or 0)
+        # response_tokens counts the thoughts too; never a negative count
+        out["candidatesTokenCount"] = max(
+            0, usage.response_tokens - (out.get("thoughtsTokenCount") or 0))
     if now.cached_tokens != usage.cached_tokens and usage.cached_tokens is not None:
         out["cachedContentTokenCount"] = usage.cached_tokens
     if out and not native:

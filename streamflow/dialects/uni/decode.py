@@ -150,14 +150,17 @@ class UniDecoder(Decoder):
             raise ProtocolError("content_items must be a list", raw=frame.data)
         try:
             event = event_from_dict(obj)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            # event_from_dict reads untrusted JSON here: a missing or mistyped field
+        except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+            # event_from_dict reads untrusted JSON here: a missing or mistyped field (or
+            # a number out of range: created_at 1e999)
             raise ProtocolError(f"not a UniEvent ({type(exc).__name__}: {exc})",
                                 raw=frame.data) from None
         if event.provider is not None and type(event.provider) is not dict:
             raise ProtocolError("event provider must be an object", raw=frame.data)
         em = self.emitter
         if event.event_type == "stop":
+            if event.content_items:
+                raise ProtocolError("stop event carries items", raw=frame.data)
             if event.finish_reason not in FINISH_REASONS or event.usage_metadata is None:
                 raise ProtocolError("stop event without usage_metadata and a finish_reason",
                                     raw=frame.data)

@@ -145,6 +145,7 @@ class StreamDecoder:
             self._decode(self.end_frames(), out)
             if self.decoder is None:
                 raise IncompleteStreamError("the body held no events")
+            self.decoder.cut = bool(self.framer is not None and self.framer.incomplete)
             self._deliver(self.decoder.close(), out)
         except StreamflowError as exc:
             self._failed(exc, out)

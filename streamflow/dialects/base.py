@@ -85,6 +85,8 @@ class Decoder(ABC):
         #: the framing the body actually came in (``"ndjson"``: a JSON-lines recording
         #: of an SSE stream, where an SSE-only terminator such as ``[DONE]`` cannot appear)
         self.framed_as: str = self.framing
+        #: set before :meth:`close` when the framer discarded a frame cut by the end of body
+        self.cut = False
 
     @property
     def partial(self) -> Message:

@@ -179,6 +179,16 @@ class Emitter:
         self.budget.open_group()
         self.assembler.keep(key, value)
 
+    def ride(self, extra: JSONDict) -> None:
+        """Per-chunk provider data: merged into the provider slot of the events written
+        since the last drain (the events of its chunk), else kept in ``provider["chunk_extras"]``.
+        """
+        if not self.out:
+            self.keep("chunk_extras", extra)
+            return
+        for event in self.out:
+            event.provider = {**event.provider, **extra} if event.provider else dict(extra)
+
     def _announce(self) -> JSONDict | None:
         """The first event carries the message's ``id`` and ``model``."""
         if self._announced:

@@ -287,4 +287,7 @@ class BedrockDecoder(Decoder):
             return
         if self._stop is None:
             raise IncompleteStreamError("bedrock stream ended without messageStop")
+        if self.cut:  # the body ended inside the last frame: the metadata (usage) was cut
+            raise IncompleteStreamError("bedrock stream was cut inside its last frame "
+                                        "(the metadata event with the usage)")
         self._maybe_stop(at_close=True)

@@ -178,8 +178,11 @@ class GeminiDecoder(CallsMixin, Decoder):
             if key == "finishReason":
                 c.finish = expect_str(value, "finishReason")
             elif key == "citationMetadata":
-                sources = _obj(value, key).get("citationSources")
-                self._ride(c, key, "citations", value, list(sources or []))
+                meta = _obj(value, key)  # the Gemini API and the Vertex spelling
+                sources = meta.get("citationSources", meta.get("citations")) or []
+                if type(sources) is not list:
+                    raise ProtocolError("gemini citationMetadata citations must be a list")
+                self._ride(c, key, "citations", value, list(sources))
             elif key == "logprobsResult":
                 self._ride(c, key, "logprobs", value, [value])
             else:

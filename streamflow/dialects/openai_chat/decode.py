@@ -89,6 +89,10 @@ FINISH_REASONS: dict[str, FinishReason] = {
     "function_call": "tool_call",
 }
 _NOT_META = frozenset({"choices", "usage", "error", "object"})
+#: envelope keys that describe the whole message; any other envelope key (llama.cpp's
+#: ``timings``) may change from chunk to chunk, so it also rides on its chunk's events
+_MESSAGE_KEYS = frozenset({"id", "model", "created", "system_fingerprint", "provider",
+                           "service_tier", "object"})
 
 
 def openai_usage(raw: JSONDict) -> Usage:
@@ -122,6 +126,7 @@ class OpenAIChatDecoder(Decoder):
         self._meta: JSONDict = {}
         self._usage: JSONDict | None = None
         self._envelope: JSONDict | None = None
+        self._ride: JSONDict | None = None
         self._done = False
 
     @classmethod
@@ -198,6 +203,9 @@ class OpenAIChatDecoder(Decoder):
                         raise ProtocolError(f"choice index must be an integer, got {index!r}")
                     mapper = self._first if index == 0 else self._other(index)
                     mapper.choice(ch, error is None)
+            if self._ride is not None:
+                ride, self._ride = self._ride, None
+                self.emitter.ride(ride)
             usage = chunk.get("usage")
             if usage is not None:
                 if type(usage) is not dict:
@@ -232,6 +240,9 @@ class OpenAIChatDecoder(Decoder):
             changed[key] = value
         if changed:
             self.emitter.note(changed)
+            ride = {k: v for k, v in changed.items() if k not in _MESSAGE_KEYS}
+            if ride:
+                self._ride = ride
 
     def _other(self, index: int) -> ChoiceMapper:
         mapper = self._others.get(index)

@@ -74,6 +74,9 @@ _ROUTED: dict[str, str] = {  # event type -> the item type it implies
 }
 
 
+_EVENT_KEYS = frozenset({"type", "response", "sequence_number"})
+
+
 def _count(raw: JSONDict, key: str) -> int | None:
     return token_count(raw, key)
 
@@ -135,6 +138,11 @@ class OpenAIResponsesDecoder(Decoder):
         elif kind in _LIFECYCLE:
             self._note_response(obj(ev.get("response"), "response"))
         elif kind in _TERMINAL:
+            # fields beside ``response`` that UniEvent has no slot for (llama.cpp's
+            # ``timings``) are kept in ``message.provider``
+            extra = {k: v for k, v in ev.items() if k not in _EVENT_KEYS}
+            if extra:
+                self.emitter.note(extra)
             self._terminal(kind, obj(ev.get("response"), "response"))
         elif kind == "error":  # flat code/message, or (some servers) an ``error`` object
             nested = ev.get("error")

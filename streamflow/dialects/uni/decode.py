@@ -167,7 +167,7 @@ class UniDecoder(Decoder):
             raise ProtocolError("content_items must be a list", raw=frame.data)
         try:
             event = event_from_dict(obj)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             # event_from_dict reads untrusted JSON here: a missing or mistyped field
             raise ProtocolError(f"not a UniEvent ({type(exc).__name__}: {exc})",
                                 raw=frame.data) from None

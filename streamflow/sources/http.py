@@ -25,6 +25,7 @@ import httpx
 
 from ..limits import DEFAULT_LIMITS, Limits
 from .bridge import ChunkStream, Source
+from .http_body import body_chunks, body_chunks_sync
 from .http_errors import MAX_ERROR_BODY, status_error, transport_error
 from .iterables import SyncSource
 
@@ -91,7 +92,7 @@ class AsyncHTTPSource(Source):
             if not response.is_success:
                 body = await _read_error_body(response)
                 raise status_error(response.status_code, response.headers, body)
-            yield response.aiter_bytes()
+            yield body_chunks(response)  # bounded pieces: a gzip bomb cannot balloon
         finally:
             with anyio.CancelScope(shield=True):
                 await response.aclose()
@@ -108,7 +109,7 @@ def _sync_opener(client: httpx.Client, request: RequestLike,
             if not response.is_success:
                 raise status_error(response.status_code, response.headers,
                                    _read_error_body_sync(response))
-            yield response.iter_bytes()
+            yield body_chunks_sync(response)
         finally:
             response.close()
     return opener

@@ -60,7 +60,7 @@ class Inflater:
             buf = self._d.unconsumed_tail
             if not buf and self._d.eof and self._d.unused_data:  # the next gzip member
                 buf = self._d.unused_data
-                self._d = zlib.decompressobj(self._wbits)
+                self._d = zlib.decompressobj(self._wbits or zlib.MAX_WBITS)
 
     def close(self) -> bytes:
         """End of body: what the decoder still holds."""

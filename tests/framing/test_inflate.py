@@ -48,7 +48,7 @@ def test_any_chunking_inflates_to_the_same_bytes(data: bytes, cuts: list[int], h
         raw, expected = data, data
     inflater = Inflater(how, piece=64)
     got, pos = [], 0
-    for cut in cuts + [len(raw)]:
+    for cut in [*cuts, len(raw)]:
         for piece in inflater.feed(raw[pos:pos + cut]):
             assert len(piece) <= 64
             got.append(piece)
@@ -68,8 +68,8 @@ def test_a_gzip_bomb_stops_at_the_limit_with_memory_bounded_by_it() -> None:
     assert len(body) < MiB
 
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, stream=httpx.ByteStream(body), headers={"content-encoding": "gzip",
-                                                         "content-type": "text/event-stream"})
+        headers = {"content-encoding": "gzip", "content-type": "text/event-stream"}
+        return httpx.Response(200, stream=httpx.ByteStream(body), headers=headers)
 
     client = httpx.Client(transport=httpx.MockTransport(handler))
     source = from_httpx(client, client.build_request("POST", "http://test/v1/messages"))

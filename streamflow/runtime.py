@@ -41,9 +41,9 @@ from .errors import CancelledStreamError, StreamflowError
 from .events import UniEvent
 from .limits import Limits
 from .message import Assembler, Message
-from .operators._base import Handlers, Operator, stateful
-from .operators.on_error import StreamFailure, StreamRestart
+from .operators import Handlers, Operator, stateful
 from .operators.pipeline import subscribe_decoder
+from .outcome import StreamFailure, StreamRestart
 from .sinks.base import AsyncSink, AsyncSinkFeeder, SinkError
 from .sources.bridge import scope
 

@@ -37,7 +37,7 @@ import anyio.lowlevel
 from reactivex import abc
 
 from ..limits import Limits
-from ..sinks.recording import Recording, is_recording, read_recording
+from ..recording import Recording, is_recording, read_recording
 from .bridge import Source
 from .file import framing_for_path
 from .iterables import from_iterable

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..events import JSONDict, UniEvent, event_from_dict
+from .events import JSONDict, UniEvent, event_from_dict
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "Recording", "is_recording", "read_recording"]
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic_core import from_json
@@ -30,8 +31,10 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Message
 from .emitter import Emitter, merge_provider
 
-__all__ = ["Decoder", "Emitter", "expect_obj", "expect_str", "load_json", "merge_provider",
-           "now_ms"]
+ErrorFields = tuple[str | None, str | None, str | None]
+
+__all__ = ["Decoder", "Emitter", "ErrorFields", "expect_obj", "expect_str", "load_json",
+           "merge_provider", "now_ms"]
 
 
 def now_ms() -> int:
@@ -77,6 +80,25 @@ class Decoder(ABC):
     name: ClassVar[str] = ""
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "its terminator"
+    #: ``gen_ai.provider.name`` of the provider (OpenTelemetry semantic conventions)
+    provider_name: ClassVar[str] = ""
+
+    # -- facts about the wire format (read by the faults, the sinks, the sources) --
+    @classmethod
+    def is_terminator(cls, frame: Any) -> bool:
+        """True if ``frame`` is the event that ends a stream of this dialect."""
+        return False
+
+    @classmethod
+    def error_frame(cls, code: int, type: str | None, message: str) -> bytes | None:
+        """An in-band error as this provider writes it after a ``200`` (``type=None``:
+        its usual "overloaded" type); ``None`` when the dialect has no such event."""
+        return None
+
+    @classmethod
+    def http_error(cls, payload: Any, headers: Mapping[str, str]) -> ErrorFields:
+        """``(message, type, request_id)`` from this provider's non-2xx error envelope."""
+        return None, None, None
 
     def __init__(self, *, limits: Limits | None = None, clock: Any = None) -> None:
         self.limits = limits or DEFAULT_LIMITS

@@ -54,6 +54,7 @@ from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, expect_obj, expect_str, load_json
 from ..wire_values import token_count
+from . import wire
 from .blocks import BlockMapper
 from .wire import parse_event
 
@@ -102,6 +103,10 @@ class AnthropicDecoder(Decoder):
     name: ClassVar[str] = "anthropic"
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "message_stop"
+    provider_name: ClassVar[str] = "anthropic"
+    is_terminator = staticmethod(wire.is_terminator)
+    error_frame = staticmethod(wire.error_frame)
+    http_error = staticmethod(wire.http_error)
     parse_wire = staticmethod(parse_event)
 
     def __init__(self, **kwargs: Any) -> None:

@@ -45,6 +45,7 @@ from ...events import FinishReason, InlineDataItem, InlineThinkingItem, JSONDict
 from ...framing.eventstream import EventStreamMessage
 from ..base import Decoder, expect_obj, expect_str, load_json
 from ..wire_values import b64_field, token_count
+from . import wire
 from .wire import parse_event
 
 __all__ = [
@@ -122,6 +123,10 @@ class BedrockDecoder(Decoder):
     name: ClassVar[str] = "bedrock"
     framing: ClassVar[str] = "eventstream"
     terminator: ClassVar[str] = "messageStop"
+    provider_name: ClassVar[str] = "aws.bedrock"
+    is_terminator = staticmethod(wire.is_terminator)
+    error_frame = staticmethod(wire.error_frame)
+    http_error = staticmethod(wire.http_error)
     parse_wire = staticmethod(parse_event)
 
     def __init__(self, **kwargs: Any) -> None:

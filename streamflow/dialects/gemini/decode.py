@@ -65,6 +65,7 @@ from ...events import (
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, expect_obj, expect_str, load_json
 from ..wire_values import token_count
+from . import wire
 from .calls import CallsMixin
 from .candidate import Candidate, b64_bytes
 from .wire import parse_event
@@ -102,6 +103,10 @@ class GeminiDecoder(CallsMixin, Decoder):
     name: ClassVar[str] = "gemini"
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "a finishReason"
+    provider_name: ClassVar[str] = "gcp.gemini"
+    is_terminator = staticmethod(wire.is_terminator)
+    error_frame = staticmethod(wire.error_frame)
+    http_error = staticmethod(wire.http_error)
     parse_wire = staticmethod(parse_event)
 
     def __init__(self, **kwargs: Any) -> None:

@@ -77,6 +77,7 @@ from ...framing.sse import ServerSentEvent
 from ...message import Message
 from ..base import Decoder, Emitter, load_json
 from ..wire_values import token_count
+from . import wire
 from .choice import ChoiceMapper
 from .wire import parse_event
 
@@ -117,6 +118,10 @@ class OpenAIChatDecoder(Decoder):
     name: ClassVar[str] = "openai-chat"
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "data: [DONE]"
+    provider_name: ClassVar[str] = "openai"
+    is_terminator = staticmethod(wire.is_terminator)
+    error_frame = staticmethod(wire.error_frame)
+    http_error = staticmethod(wire.http_error)
     parse_wire = staticmethod(parse_event)
 
     def __init__(self, **kwargs: Any) -> None:

@@ -50,7 +50,9 @@ from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, load_json
+from ..openai_chat.wire import http_error as _openai_http_error
 from ..wire_values import token_count
+from . import wire
 from .items import ItemMapper, OutputItem, obj
 from .wire import parse_event
 
@@ -99,6 +101,10 @@ class OpenAIResponsesDecoder(Decoder):
     name: ClassVar[str] = "openai-responses"
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "response.completed"
+    provider_name: ClassVar[str] = "openai"
+    is_terminator = staticmethod(wire.is_terminator)
+    error_frame = staticmethod(wire.error_frame)
+    http_error = staticmethod(_openai_http_error)
     parse_wire = staticmethod(parse_event)
 
     def __init__(self, **kwargs: Any) -> None:

@@ -34,6 +34,8 @@ from ...errors import IncompleteStreamError, ProtocolError, ProviderError
 from ...events import InlineDataItem, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, expect_str, load_json
+from ..openai_chat import wire as chat_wire
+from ..wire_base import sse_json
 from ..wire_values import b64_field, token_count
 
 __all__ = ["OpenRouterImageDecoder", "SpeechDecoder", "image_usage"]
@@ -58,6 +60,15 @@ class OpenRouterImageDecoder(Decoder):
     name: ClassVar[str] = "openrouter-image"
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "[DONE]"
+    provider_name: ClassVar[str] = "openrouter"
+    is_terminator = staticmethod(chat_wire.is_terminator)
+
+    @classmethod
+    def error_frame(cls, code: int, type: str | None, message: str) -> bytes:
+        """An ``image_generation.error`` event, then ``[DONE]``."""
+        return sse_json({"type": "image_generation.error",
+                         "error": {"code": type or "provider_unavailable", "message": message,
+                                   "status": code}}) + b"data: [DONE]\n\n"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

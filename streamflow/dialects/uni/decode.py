@@ -40,6 +40,7 @@ from ...events import (
 from ...framing.sse import ServerSentEvent
 from ...partial_json import parse_arguments
 from ..base import Decoder, load_json
+from ..wire_base import frame_data, json_line, sse_json
 from ..wire_values import token_count
 
 __all__ = ["UniDecoder", "UniJSONLDecoder", "encode_jsonl", "encode_sse", "error_from_dict",
@@ -148,6 +149,19 @@ class UniDecoder(Decoder):
     name: ClassVar[str] = "uni"
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "the stop event"
+
+    @classmethod
+    def is_terminator(cls, frame: Any) -> bool:
+        """The stop event ends the stream."""
+        obj = frame_data(frame)
+        return type(obj) is dict and obj.get("event_type") == "stop"
+
+    @classmethod
+    def error_frame(cls, code: int, type: str | None, message: str) -> bytes:
+        """The ``{"error": {...}}`` frame :func:`to_json` writes for a ``ProviderError``."""
+        obj = {"error": {"type": "ProviderError", "message": message, "code": code,
+                         "error_type": type or "overloaded_error"}}
+        return json_line(obj) if cls.framing == "ndjson" else sse_json(obj)
 
     @classmethod
     def sniff(cls, frame: Any) -> bool:

@@ -229,8 +229,7 @@ class OpenAIChatDecoder(Decoder):
         if not self._done and self.framed_as == "ndjson" and self._first.finish_reason:
             self._end()
         if not self._done:
-            raise IncompleteStreamError("openai-chat stream ended without data: [DONE]",
-                                        partial=self.partial)
+            raise IncompleteStreamError("openai-chat stream ended without data: [DONE]")
 
     # -- chunks ---------------------------------------------------------------
     def _note_meta(self, chunk: JSONDict) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 from streamflow import Message
 
 from . import anchors, paths
+from .core import render_core, run_core
 from .measure import exponent, median_times, profile_top
 from .report import machine, rate, table, times, verdict
 from .workloads import (
@@ -73,6 +74,7 @@ class Results:
     growth: dict[str, dict[str, Any]] = field(default_factory=dict)
     targets: list[tuple[str, str, bool]] = field(default_factory=list)
     profiles: dict[str, str] = field(default_factory=dict)
+    core: dict[str, Any] = field(default_factory=dict)
 
 
 def _mixed_workloads(cfg: Config) -> list[Workload]:
@@ -196,7 +198,8 @@ def run(cfg: Config) -> Results:
         res.mixed[w.dialect] = run_mixed(w, cfg)
     for dialect in ("anthropic", "openai-chat"):
         res.growth[dialect] = run_growth(dialect, cfg)
-    res.targets = targets(res, cfg)
+    res.core = run_core(cfg.reps, cfg.seed, cfg.quick)
+    res.targets = targets(res, cfg) + render_core(res.core)[1]
     return res
 
 
@@ -273,6 +276,7 @@ def render(res: Results, cfg: Config) -> str:
             ["argument", "events", "streamflow time (vs smallest)", "naive time (vs smallest)",
              "streamflow / naive", "SDK helper time (vs smallest)"], rows)
             + f"\n\nfitted exponent of time vs size: {exps}")
+    parts.append(render_core(res.core)[0])
     parts.append("## targets (full typed pipeline)\n\n" + table(
         ["target", "measured", "verdict"], [[t, v, verdict(ok)] for t, v, ok in res.targets]))
     return "\n\n".join(parts)
@@ -299,6 +303,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n(bench wall time {time.perf_counter() - start:.0f} s)")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"mixed": res.mixed, "growth": res.growth,
+            json.dump({"mixed": res.mixed, "growth": res.growth, "core": res.core,
                        "targets": res.targets}, f, indent=1)
     return 0

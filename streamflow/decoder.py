@@ -138,27 +138,24 @@ class StreamDecoder:
 
     def close(self) -> list[UniEvent]:
         """End of body: flush, and raise ``IncompleteStreamError`` if the stream was cut."""
-        out: list[UniEvent] = []
-        if self._stopped:
-            return out
-        try:
-            self._decode(self.end_frames(), out)
-            if self.decoder is None:
-                raise IncompleteStreamError("the body held no events")
-            self.decoder.cut = bool(self.framer is not None and self.framer.incomplete)
-            self._deliver(self.decoder.close(), out)
-        except StreamflowError as exc:
-            self._failed(exc, out)
-        return out
+        return self._end(framed_here=True)
 
     def close_frames(self) -> list[UniEvent]:
         """End of frames framed elsewhere: check the terminator."""
+        return self._end(framed_here=False)
+
+    def _end(self, framed_here: bool) -> list[UniEvent]:
         out: list[UniEvent] = []
         if self._stopped:
             return out
         try:
+            if framed_here:
+                self._decode(self.end_frames(), out)
             if self.decoder is None:
-                raise IncompleteStreamError("the stream held no events")
+                raise IncompleteStreamError("the body held no events" if framed_here
+                                            else "the stream held no events")
+            self.decoder.cut = bool(framed_here and self.framer is not None
+                                    and self.framer.incomplete)
             self._deliver(self.decoder.close(), out)
         except StreamflowError as exc:
             self._failed(exc, out)

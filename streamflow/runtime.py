@@ -59,7 +59,7 @@ def as_events(dialect: str = "auto", framing: str | None = None, limits: Limits 
         decided = False
 
         def make() -> Handlers:
-            return subscribe_decoder(observer, dialect, framing, limits, options)[1]
+            return subscribe_decoder(observer, dialect, framing, limits, options)
 
         def on_next(item: Any) -> None:
             nonlocal handlers, decided

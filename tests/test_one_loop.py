@@ -11,13 +11,12 @@ exception than a streamflow error may come out for bad input.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import reactivex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from realdata import fault_bodies
 
 from streamflow import StreamDecoder, StreamflowError, assemble
 from streamflow.dialects import get_dialect
@@ -27,17 +26,7 @@ from streamflow.operators import frame, normalize, pipeline
 from streamflow.runtime import run_sync
 from streamflow.sources import from_iterable
 
-
-def _load_bodies() -> Any:
-    path = Path(__file__).parent / "faults" / "fault_bodies.py"
-    spec = importlib.util.spec_from_file_location("_one_loop_fault_bodies", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BODIES = _load_bodies()
+BODIES = fault_bodies()
 DIALECTS = BODIES.available()
 LIMITS = Limits(max_event_bytes=4096)
 Outcome = tuple[list[Any], Any, Any]

@@ -7,11 +7,8 @@ attributes of the dialect's decoder class, written once in its folder.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from typing import Any
-
 import pytest
+from realdata import fault_bodies
 
 from streamflow import StreamDecoder
 from streamflow.dialects import get_dialect
@@ -21,17 +18,7 @@ from streamflow.framing import make_framer
 from streamflow.sinks.semconv import provider_name
 from streamflow.sources.http_errors import status_error
 
-
-def _load_bodies() -> Any:
-    path = Path(__file__).parent.parent / "faults" / "fault_bodies.py"
-    spec = importlib.util.spec_from_file_location("_facts_fault_bodies", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BODIES = _load_bodies()
+BODIES = fault_bodies()
 
 
 @pytest.mark.parametrize("dialect", BODIES.available())

@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from realdata import fault_bodies
 
 from streamflow import assemble
 from streamflow.errors import IncompleteStreamError
 
-
-def _load_bodies() -> Any:
-    path = Path(__file__).parent.parent / "faults" / "fault_bodies.py"
-    spec = importlib.util.spec_from_file_location("_lost_fault_bodies", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BODIES = _load_bodies()
+BODIES = fault_bodies()
 
 
 def sse(obj: Any, event: str | None = None) -> bytes:

@@ -14,7 +14,7 @@ line, garbage after an event-stream's last frame are all ignored.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -23,7 +23,7 @@ from .dialects import get_dialect, require_dialect
 from .dialects.base import Decoder
 from .errors import IncompleteStreamError, StreamflowError
 from .events import UniEvent
-from .framing import Framer, make_framer, sniff_framing
+from .framing import Frame, Framer, make_framer, sniff_framing
 from .limits import Limits
 from .message import Message
 
@@ -86,7 +86,7 @@ class StreamDecoder:
         return self._stopped
 
     # -- framing ----------------------------------------------------------------
-    def frames(self, chunk: bytes) -> list[Any]:
+    def frames(self, chunk: bytes) -> Sequence[Frame]:
         """Frame the next chunk, sniffing the framing from the first bytes if unknown."""
         framer = self.framer
         if framer is None:
@@ -101,18 +101,18 @@ class StreamDecoder:
             chunk, self._head = self._head, b""
         return framer.feed(chunk)
 
-    def end_frames(self, *, empty_ok: bool = False) -> list[Any]:
+    def end_frames(self, *, empty_ok: bool = False) -> list[Frame]:
         """End of body for the framer: the frames it still held (an empty body raises
         ``IncompleteStreamError`` unless ``empty_ok``)."""
-        frames: list[Any] = []
+        frames: list[Frame] = []
         if self.framer is None:
             if not empty_ok and not self._head.strip():
                 raise IncompleteStreamError("empty body: no events arrived")
             self.framing = sniff_framing(self._head) or "sse"
             self.framer = make_framer(self.framing, self.limits)
             head, self._head = self._head, b""
-            frames = self.framer.feed(head)
-        return frames + self.framer.close()
+            frames = list(self.framer.feed(head))
+        return [*frames, *self.framer.close()]
 
     # -- decoding ---------------------------------------------------------------
     def feed(self, chunk: bytes) -> list[UniEvent]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic_core import from_json
 
@@ -66,7 +66,10 @@ def expect_obj(value: Any, what: str) -> JSONDict:
     return value
 
 
-class Decoder(ABC):
+F = TypeVar("F")  # the frame type of the dialect's framing (see streamflow.framing.Frame)
+
+
+class Decoder(ABC, Generic[F]):
     """Sans-IO decoder of one dialect: feed frames, get UniEvents.
 
     ``feed(frame)`` returns the events that frame completes; ``close()`` ends the
@@ -120,7 +123,7 @@ class Decoder(ABC):
         """True once the stop event was emitted."""
         return self.emitter.stopped
 
-    def feed(self, frame: Any) -> list[UniEvent]:
+    def feed(self, frame: F) -> list[UniEvent]:
         """Decode one frame into zero or more UniEvents."""
         em = self.emitter
         em.now = self._clock()
@@ -149,7 +152,7 @@ class Decoder(ABC):
                 f"{self.name} stream ended without {self.terminator}")
 
     @abstractmethod
-    def handle(self, frame: Any) -> None:
+    def handle(self, frame: F) -> None:
         """Map one frame onto the emitter."""
 
     @classmethod

@@ -47,7 +47,7 @@ def _terminator_test(cls: Any) -> Callable[[bytes], bool]:
     def test(event: bytes) -> bool:
         framer = make_framer(cls.framing)
         try:
-            frames = framer.feed(event) + framer.close()
+            frames = [*framer.feed(event), *framer.close()]
         except StreamflowError:
             return False
         return any(cls.is_terminator(frame) for frame in frames)

@@ -35,36 +35,43 @@ class Inflater:
         self.encoding = (encoding or "identity").strip().lower()
         self.piece = piece
         self._wbits = _WBITS.get(self.encoding)
-        self._d: Any = zlib.decompressobj(self._wbits) if self._wbits is not None else None
-        self._started = False
+        self._head = b""  # deflate: the first two bytes tell zlib-wrapped from raw
+        self._d: Any = None
+        if self._wbits is not None and self.encoding != "deflate":
+            self._d = zlib.decompressobj(self._wbits)
 
     def feed(self, data: bytes) -> Iterator[bytes]:
         """The decoded pieces of ``data``, produced one at a time."""
-        if self._d is None:
+        if self._wbits is None:
             for i in range(0, len(data), self.piece):
                 yield bytes(data[i:i + self.piece])
             return
         buf = bytes(data)
+        if self._d is None:  # deflate, undecided
+            self._head += buf
+            if len(self._head) < 2:
+                return
+            cmf, flg = self._head[0], self._head[1]
+            wrapped = cmf & 0x0F == 8 and (cmf * 256 + flg) % 31 == 0
+            self._d = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+            buf, self._head = self._head, b""
         while buf:
             try:
                 out = self._d.decompress(buf, self.piece)
             except zlib.error as exc:
-                if self.encoding == "deflate" and not self._started:
-                    self._d = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate
-                    self._started = True
-                    continue
                 raise FramingError(f"malformed {self.encoding} body ({exc})") from None
-            self._started = True
             if out:
                 yield out
             buf = self._d.unconsumed_tail
             if not buf and self._d.eof and self._d.unused_data:  # the next gzip member
                 buf = self._d.unused_data
-                self._d = zlib.decompressobj(self._wbits or zlib.MAX_WBITS)
+                self._d = zlib.decompressobj(self._wbits)
 
     def close(self) -> bytes:
         """End of body: what the decoder still holds."""
         if self._d is None:
+            if self._head:
+                raise FramingError(f"malformed {self.encoding} body (cut after one byte)")
             return b""
         try:
             return bytes(self._d.flush())

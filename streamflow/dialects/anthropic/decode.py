@@ -97,7 +97,7 @@ def _index(ev: JSONDict) -> int:
     return index
 
 
-class AnthropicDecoder(Decoder):
+class AnthropicDecoder(Decoder[ServerSentEvent]):
     """Sans-IO decoder of the Anthropic Messages SSE stream (see module doc)."""
 
     name: ClassVar[str] = "anthropic"

@@ -117,7 +117,7 @@ def _index(ev: JSONDict) -> int:
         raise ProtocolError(f"bedrock contentBlockIndex must be an integer, got {index!r:.40}")
     return index
 
-class BedrockDecoder(Decoder):
+class BedrockDecoder(Decoder[EventStreamMessage]):
     """Sans-IO decoder of Bedrock ConverseStream (see module doc)."""
 
     name: ClassVar[str] = "bedrock"

@@ -27,7 +27,7 @@ from ..wire_values import b64_field
 __all__ = ["BedrockInvokeDecoder"]
 
 
-class BedrockInvokeDecoder(Decoder):
+class BedrockInvokeDecoder(Decoder[EventStreamMessage]):
     """InvokeModelWithResponseStream: ``chunk`` events carrying a native model event."""
 
     name: ClassVar[str] = "bedrock-invoke"

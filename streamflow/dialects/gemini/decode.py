@@ -97,7 +97,7 @@ def _obj(value: Any, what: str) -> JSONDict:
     return value if type(value) is dict else expect_obj(value, f"gemini {what}")
 
 
-class GeminiDecoder(CallsMixin, Decoder):
+class GeminiDecoder(CallsMixin, Decoder[ServerSentEvent]):
     """Sans-IO decoder of the Gemini ``streamGenerateContent`` SSE stream (see module doc)."""
 
     name: ClassVar[str] = "gemini"

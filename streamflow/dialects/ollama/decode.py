@@ -64,7 +64,7 @@ def parse_chunk(data: str | bytes) -> BaseModel:
     return OllamaChunk.model_validate_json(data)
 
 
-class OllamaDecoder(Decoder):
+class OllamaDecoder(Decoder[ServerSentEvent]):
     """Sans-IO decoder of Ollama NDJSON chat/generate streams (see module doc)."""
 
     name: ClassVar[str] = "ollama"

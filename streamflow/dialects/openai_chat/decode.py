@@ -112,7 +112,7 @@ def openai_usage(raw: JSONDict) -> Usage:
                  cost=None if cost is None else float(cost), provider=raw)
 
 
-class OpenAIChatDecoder(Decoder):
+class OpenAIChatDecoder(Decoder[ServerSentEvent]):
     """Sans-IO decoder of OpenAI-compatible chat completion chunks (see module doc)."""
 
     name: ClassVar[str] = "openai-chat"

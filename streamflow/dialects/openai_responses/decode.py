@@ -95,7 +95,7 @@ def responses_usage(raw: Any) -> Usage:
                  response_tokens=_count(raw, "output_tokens"), provider=raw)
 
 
-class OpenAIResponsesDecoder(Decoder):
+class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
     """Sans-IO decoder of the OpenAI Responses SSE stream (see module doc)."""
 
     name: ClassVar[str] = "openai-responses"

@@ -54,7 +54,7 @@ def image_usage(raw: JSONDict) -> Usage:
                  cost=float(cost) if isinstance(cost, (int, float)) else None, provider=raw)
 
 
-class OpenRouterImageDecoder(Decoder):
+class OpenRouterImageDecoder(Decoder[ServerSentEvent]):
     """Sans-IO decoder of OpenRouter image-generation streams (see module doc)."""
 
     name: ClassVar[str] = "openrouter-image"
@@ -125,7 +125,7 @@ class OpenRouterImageDecoder(Decoder):
             em.keep("unknown_events", ev)
 
 
-class SpeechDecoder(Decoder):
+class SpeechDecoder(Decoder[bytes]):
     """Raw audio body -> ``inline_data`` deltas of one group; stop at close (see module doc)."""
 
     name: ClassVar[str] = "speech"

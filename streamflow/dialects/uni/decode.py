@@ -143,7 +143,7 @@ def _check_done(done: ContentItem, first: Any, parts: list[Any]) -> None:
         raise ProtocolError(f"{done.type} does not match its group's fragments")
 
 
-class UniDecoder(Decoder):
+class UniDecoder(Decoder[ServerSentEvent]):
     """Decoder of UniEvent JSON frames (SSE); passes each event through, validated."""
 
     name: ClassVar[str] = "uni"

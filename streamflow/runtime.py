@@ -129,6 +129,7 @@ class _FanOut(abc.ObserverBase[Any]):
         self.error: Exception | None = None
         self.converted: StreamFailure | None = None
         self.finished = False
+        self.seen = False  # a UniEvent of the current attempt went by
         self.done: anyio.Event | None = None
 
     def _detach(self, target: Any, exc: BaseException) -> None:
@@ -142,11 +143,13 @@ class _FanOut(abc.ObserverBase[Any]):
         if self.finished:
             return
         if type(value) is UniEvent:
+            self.seen = True
             if self.decoder is None:  # else the decoder's emitter already assembles
                 self.assembler.feed(value)
         elif isinstance(value, StreamRestart):
             self.assembler = Assembler()
-            self.decoder = None  # the restarted stream is assembled here
+            self.decoder = None  # the restarted stream is assembled here (or lent again)
+            self.seen = False
         elif isinstance(value, StreamFailure):
             self.converted = value
         for target in self.targets:
@@ -185,9 +188,12 @@ class _FanOut(abc.ObserverBase[Any]):
     def adopt(self, decoder: StreamDecoder) -> None:
         """Use the lent decoder's own assembled state (one assembly per stream, not two).
 
-        The latest wins: a retry re-subscribes the pipeline, which lends its new decoder.
+        Only before the first event of an attempt: a retry re-subscribes the pipeline,
+        which lends its new decoder; a pipeline some sink runs once events flow (a task
+        that inherited run's context) is not this stream's and is ignored.
         """
-        self.decoder = decoder
+        if not self.seen:
+            self.decoder = decoder
 
     def result(self) -> Message:
         """The message, or the error the module doc describes."""

@@ -158,7 +158,7 @@ def bodies(draw: st.DrawFn) -> tuple[list[bytes], str]:
     return _chunked(body, cuts), dialect
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bodies())
 def test_every_entry_point_gives_the_same_events_and_outcome(case: tuple[list[bytes], str]
                                                              ) -> None:
@@ -188,3 +188,26 @@ def test_nothing_raises_after_stop_and_what_follows_is_counted() -> None:
             assert dec.message.complete
             assert dec.ignored_frames + dec.ignored_bytes > 0, (dialect, tail[:20])
             check_all_agree([body, tail], dialect)
+
+
+def test_run_sync_handed_a_pipelines_events_does_not_assemble_them_again(
+        monkeypatch: Any) -> None:
+    """Item 15: the pipeline lends run_sync its decoder, whose emitter already assembles."""
+    import streamflow.runtime as runtime
+
+    fed: list[Any] = []
+
+    class Counting(runtime.Assembler):  # type: ignore[misc,name-defined]
+        def feed(self, event: UniEvent) -> None:
+            fed.append(event)
+            super().feed(event)
+
+    monkeypatch.setattr(runtime, "Assembler", Counting)
+    body = BODIES.body_for("anthropic")
+    message = run_sync(from_iterable([body]).pipe(pipeline("anthropic")), lambda _: None)
+    assert message.complete and message.text == BODIES.EXPECTED_TEXT
+    assert fed == []
+    # a stream of UniEvents from elsewhere is still assembled by run_sync itself
+    events = StreamDecoder("anthropic").feed(body)
+    again = run_sync(reactivex.from_iterable(events), lambda _: None)
+    assert again.text == BODIES.EXPECTED_TEXT and len(fed) == len(events)

@@ -8,7 +8,6 @@ the verdict on each target of issue 6. See bench/README.md.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from streamflow import Message
 from . import anchors, paths
 from .core import render_core, run_core
 from .measure import exponent, median_times, profile_top
-from .report import machine, rate, table, times, verdict
+from .report import machine, parser, rate, table, times, verdict
 from .workloads import (
     Workload,
     anthropic_growth,
@@ -284,15 +283,7 @@ def render(res: Results, cfg: Config) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point; returns 0 (a missed target is reported, not an error)."""
-    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    ap.add_argument("--quick", action="store_true", help="tiny workloads, one repetition")
-    ap.add_argument("--reps", type=int, help="repetitions per path (default 5; quick 1)")
-    ap.add_argument("--sdk-reps", type=int, help="repetitions of the SDK helpers (default 3)")
-    ap.add_argument("--no-sdk", action="store_true", help="skip the official SDK helpers")
-    ap.add_argument("--profile", action="store_true", help="print a cProfile of the pipeline")
-    ap.add_argument("--seed", type=int, default=2024, help="workload and chunking seed")
-    ap.add_argument("--json", metavar="PATH", help="also write the raw results as JSON")
-    args = ap.parse_args(argv)
+    args = parser().parse_args(argv)
     cfg = Config(quick=args.quick, seed=args.seed, sdk=not args.no_sdk, profile=args.profile)
     cfg.reps = args.reps or (1 if cfg.quick else 5)
     cfg.sdk_reps = args.sdk_reps or (1 if cfg.quick else 3)

@@ -121,8 +121,9 @@ class StreamDecoder:
             self.ignored_bytes += len(chunk)
             return []
         out: list[UniEvent] = []
+        framer = self.framer
         try:
-            self._decode(self.frames(chunk), out)
+            self._decode(framer.feed(chunk) if framer is not None else self.frames(chunk), out)
         except StreamflowError as exc:
             self._failed(exc, out)
         return out

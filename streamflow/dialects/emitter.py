@@ -113,7 +113,17 @@ class Emitter:
         size = 8 * len(value) if kind == "embedding" else len(value)
         open_ = asm.open_item
         if open_ is not None and open_.kind == kind:  # the grammar's (OPEN, DELTA) self-loop
-            self.budget.grow(size, kind == "tool_call")  # the per-token path: one call
+            # the per-token path: the Budget's counters updated in place; Budget.grow
+            # is only called to raise the limit error
+            budget = self.budget
+            total = budget.size + size
+            group = budget.group_size + size
+            limits = budget.limits
+            if total + budget.held > limits.max_message_bytes or (
+                    group > limits.max_tool_arguments_bytes and kind == "tool_call"):
+                budget.grow(size, kind == "tool_call")
+            budget.size = total
+            budget.group_size = group
             asm.fragments.append(value)
         else:
             if asm.state is STOPPED:

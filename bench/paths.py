@@ -156,8 +156,10 @@ def deep_size(obj: Any, seen: set[int] | None = None) -> int:
         size += sum(deep_size(k, seen) + deep_size(v, seen) for k, v in obj.items())
     elif isinstance(obj, (list, tuple, set)):
         size += sum(deep_size(v, seen) for v in obj)
-    elif hasattr(obj, "__slots__") and not isinstance(obj, (str, bytes)):
-        for name in getattr(type(obj), "__slots__", ()):
+    elif not isinstance(obj, (str, bytes)):
+        # slotted classes; a mypyc-compiled dataclass has no __slots__, but its fields
+        names = getattr(type(obj), "__slots__", None) or getattr(obj, "__dataclass_fields__", ())
+        for name in names:
             if hasattr(obj, name):
                 size += deep_size(getattr(obj, name), seen)
     return size

@@ -34,9 +34,12 @@ def machine() -> str:
     versions = ", ".join(f"{n} {_version(n)}" for n in (
         "streamflow", "pydantic-core", "reactivex", "anthropic", "openai", "httpx", "httpx2",
         "orjson"))
+    from streamflow import _build
+
     return (f"machine: {os.cpu_count()} CPUs ({_cpu_model()}), Python "
             f"{platform.python_version()} ({platform.python_implementation()}), "
-            f"load average {load:.1f} at start\n{versions}")
+            f"load average {load:.1f} at start\n{versions}\n"
+            f"streamflow build: {_build.describe()}")
 
 
 def table(head: list[str], rows: list[list[str]]) -> str:

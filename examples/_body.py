@@ -1,4 +1,8 @@
-"""A small recorded Anthropic turn (thinking, text, a tool call) the examples replay offline."""
+"""Small Anthropic turns the examples replay offline.
+
+``BODY``: thinking, text and a ``get_weather`` call; ``ANSWER``: the next turn, the
+answer once the tool result came back.
+"""
 
 import json
 
@@ -31,6 +35,21 @@ _EVENTS = [
 ]
 
 BODY = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in _EVENTS).encode()
+
+_ANSWER = [
+    {"type": "message_start", "message": {"id": "msg_demo_2", "type": "message",
+     "role": "assistant", "model": "claude-demo", "content": [],
+     "usage": {"input_tokens": 90, "output_tokens": 1}}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}
+      for t in ["It is 21 °C ", "in Paris ", "right now."]),
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+     "usage": {"output_tokens": 12}},
+    {"type": "message_stop"},
+]
+
+ANSWER = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in _ANSWER).encode()
 
 
 def long_body(words: int = 2000) -> bytes:

@@ -1,8 +1,12 @@
-"""A per-block UI: one pane per content group (thinking, text, each tool call).
+"""A per-block UI: one pane per content group (thinking, text, each tool call), then the message.
 
-``group_by_block()`` emits a Block observable per group; a pane subscribes to its
-block only. Blocks replay their items, so the "late" pane attached after the
-stream ended still shows everything. Runs offline on the replay server.
+``s.blocks()`` gives one async iterator of items per group. A pane shows what a
+reader wants to see: reasoning and answer text as they grow (a thinking group's
+last fragment carries only its signature, an empty string: nothing to show), a
+tool call's name at once and its parsed arguments when the call is complete.
+After the blocks, ``s.message`` is the assembled message -- no second subscription
+needed. Runs offline on the replay server. (In a reactive pipeline the same split
+is the ``group_by_block()`` operator, one replaying observable per group.)
 """
 
 import anyio
@@ -10,42 +14,37 @@ import httpx
 from _body import BODY
 
 import streamflow
-from streamflow.operators import Block, group_by_block, pipeline
 from streamflow.server import ReplayServer, Route
-from streamflow.sinks import BaseSink
 from streamflow.sources import from_httpx
+from streamflow.streaming import BlockStream
 
 
-class Panes(BaseSink):
-    """A toy UI: prints each block's fragments under its own header."""
-
-    def __init__(self) -> None:
-        self.blocks: list[Block] = []
-
-    def on_next(self, block: Block) -> None:
-        self.blocks.append(block)
-        label = f"[{block.index}:{block.kind}]"
-        block.subscribe(lambda item: print(f"{label} {item.type:<16} {_show(item)}"))
-
-
-def _show(item: object) -> str:
-    for field in ("text", "thinking", "arguments"):
-        if hasattr(item, field):
-            return repr(getattr(item, field))
-    return ""
+async def show(block: BlockStream) -> None:
+    """Draw one pane: a header, then the block's visible content."""
+    if isinstance(block.head, streamflow.ToolCallItem):
+        print(f"[{block.index}] tool call {block.head.name} ({block.head.tool_call_id})")
+    else:
+        print(f"[{block.index}] {block.kind}")
+    async for item in block:
+        if isinstance(item, streamflow.ToolCallItem):
+            if item.type == "tool_call.done":
+                print(f"    arguments: {item.parsed_arguments}")
+        elif isinstance(item, (streamflow.TextItem, streamflow.ThinkingItem)):
+            fragment = item.text if isinstance(item, streamflow.TextItem) else item.thinking
+            if item.type.endswith(".delta") and fragment:  # skip empty fragments
+                print(f"    {fragment!r}")
 
 
 async def main() -> None:
-    panes = Panes()
     async with ReplayServer(Route.from_body(BODY, delays=0.002)) as server, \
             httpx.AsyncClient() as client:
         request = client.build_request("POST", server.url + "/v1/messages")
-        events = from_httpx(client, request).pipe(pipeline("anthropic"))
-        async with streamflow.scope():   # async sources pump inside a scope
-            events.pipe(group_by_block()).subscribe(panes)
-    late: list[str] = []
-    panes.blocks[2].subscribe(lambda item: late.append(item.type))
-    print(f"late pane on block 2 replayed: {late}")
+        async with streamflow.stream(from_httpx(client, request)) as s:
+            async for block in s.blocks():
+                await show(block)
+    message = s.message
+    print(f"message: {message.finish_reason}, {len(message.items)} blocks, "
+          f"{message.usage.response_tokens if message.usage else '?'} tokens out")
 
 
 if __name__ == "__main__":

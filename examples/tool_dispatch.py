@@ -1,55 +1,56 @@
-"""A tool-dispatch subscriber stub: an AsyncSink that runs each finished tool call.
+"""Tool dispatch on one request: a typed registry validates each call, then runs it.
 
-The UI sink renders text on the hot path while the tool sink awaits the tool in
-its own task, fed through a bounded buffer (``policy="wait"``: backpressure).
-Both hang off ONE request through ``streamflow.run``. Runs offline.
+``ToolDispatchSink`` is an AsyncSink: the UI sink renders text on the hot path while
+the tools run in their own task. Every call is checked against the tool's schema
+(from its type hints) before the function runs, so a bad call from the model comes
+back as a structured error it can fix -- never as a ``TypeError`` in your code.
+Runs offline against the loopback replay server.
 """
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import httpx
 from _body import BODY
 
 import streamflow
+from streamflow import ToolCallItem
 from streamflow.server import ReplayServer, Route
-from streamflow.sinks import AsyncSink
 from streamflow.sources import from_httpx
+from streamflow.tools import ToolRegistry, prepare_call
+
+tools = ToolRegistry()
 
 
-async def get_weather(city: str, unit: str = "celsius") -> dict[str, Any]:
+@tools.tool
+async def get_weather(city: str, unit: Literal["celsius", "fahrenheit"] = "celsius"
+                      ) -> dict[str, Any]:
+    """Current weather for a city."""
     await anyio.sleep(0.01)  # stands in for a real API call
     return {"city": city, "temperature": 21, "unit": unit}
 
 
-class ToolDispatcher(AsyncSink):
-    """Runs ``tool_call.done`` items against a registry; collects results by call id."""
-
-    buffer = 16
-    policy = "wait"
-
-    def __init__(self, tools: dict[str, Callable[..., Awaitable[Any]]]) -> None:
-        self.tools = tools
-        self.results: dict[str, Any] = {}
-
-    async def on_event(self, event: Any) -> None:
-        item = getattr(event, "item", None)
-        if item is not None and item.type == "tool_call.done":
-            print(f"[tools] calling {item.name}({item.arguments})")
-            self.results[item.tool_call_id] = await self.tools[item.name](**item.arguments)
-
-    async def on_end(self, error: BaseException | None) -> None:
-        print(f"[tools] done, {len(self.results)} result(s), error={error!r}")
+def print_text(event: streamflow.UniEvent) -> None:
+    item = event.item
+    if isinstance(item, streamflow.TextItem) and item.type == "text.delta":
+        print(item.text, end="", flush=True)
 
 
 async def main() -> None:
-    dispatcher = ToolDispatcher({"get_weather": get_weather})
+    dispatch = streamflow.ToolDispatchSink(tools, timeout=5)  # validates, then runs each call
     async with ReplayServer(Route.from_body(BODY)) as server, httpx.AsyncClient() as client:
         request = client.build_request("POST", server.url + "/v1/messages")
-        message = await streamflow.run(from_httpx(client, request), dispatcher)
-    for call in message.tool_calls:
-        print(f"[result] {call.tool_call_id} -> {dispatcher.results[call.tool_call_id]}")
+        message = await streamflow.run(from_httpx(client, request), print_text, dispatch)
+    print()
+    for call, result in zip(message.tool_calls, dispatch.results, strict=True):
+        print(f"[tools] {call.name}({call.parsed_arguments}) -> {result.content}")
+
+    # A call the model got wrong: the registry says what is wrong, the tool never runs.
+    bad = ToolCallItem("tool_call.done", name="get_weather", tool_call_id="toolu_bad",
+                       arguments={"city": "Paris", "unit": "kelvin"})
+    checked = prepare_call(tools, bad)
+    if isinstance(checked, streamflow.tools.ToolResult):
+        print(f"[invalid] {checked.content['message']}: {checked.content['errors'][0]['msg']}")
 
 
 if __name__ == "__main__":

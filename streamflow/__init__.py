@@ -8,6 +8,12 @@ sinks subscribe to the result.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+# first: decides, before any hot-path module loads, whether the compiled build is used
+from . import _build
+
+# isort: split
 from ._lazy import lazy_exports
 from .decoder import StreamDecoder, assemble
 from .encoding import encode
@@ -40,9 +46,26 @@ from .events import (
 from .limits import Limits
 from .message import Assembler, Message
 
+if TYPE_CHECKING:  # loaded lazily at run time (see _LAZY below); typed for mypy and editors
+    from .agent import Agent, AgentResult
+    from .operators.on_error import StreamFailure, StreamRestart
+    from .operators.pipeline import pipeline
+    from .runtime import run, run_sync
+    from .sinks.log import LogSink
+    from .sinks.recorder import Recorder
+    from .sinks.render import RenderSink
+    from .sinks.tools import ToolDispatchSink
+    from .sources.bridge import scope
+    from .streaming import Stream, SyncStream, stream, stream_sync
+    from .tools import ToolRegistry
+
 __version__ = "0.1.0"
+compiled: bool = _build.is_compiled()
+"""True when the mypyc-compiled hot path runs (README, "Compiled build")."""
 
 __all__ = [
+    "Agent",
+    "AgentResult",
     "Assembler",
     "CancelledStreamError",
     "ContentItem",
@@ -55,22 +78,38 @@ __all__ = [
     "InlineThinkingItem",
     "LimitExceededError",
     "Limits",
+    "LogSink",
     "Message",
     "ProtocolError",
     "ProviderError",
+    "Recorder",
+    "RenderSink",
     "SinkError",
+    "Stream",
     "StreamDecoder",
+    "StreamFailure",
+    "StreamRestart",
     "StreamTimeoutError",
     "StreamflowError",
+    "SyncStream",
     "TextItem",
     "ThinkingItem",
     "ToolCallArgumentParseError",
     "ToolCallItem",
+    "ToolDispatchSink",
+    "ToolRegistry",
     "TransportError",
     "UniEvent",
     "Usage",
     "assemble",
+    "compiled",
     "encode",
+    "pipeline",
+    "run",
+    "run_sync",
+    "scope",
+    "stream",
+    "stream_sync",
 ]
 
 # The reactive layer (reactivex/anyio/httpx) loads on first use, so that
@@ -82,7 +121,12 @@ _LAZY: dict[str, str] = {
     "scope": "streamflow.sources.bridge",
     "StreamFailure": "streamflow.operators.on_error",
     "StreamRestart": "streamflow.operators.on_error",
+    "stream": "streamflow.streaming",
+    "stream_sync": "streamflow.streaming",
+    "Stream": "streamflow.streaming",
+    "SyncStream": "streamflow.streaming",
     "Agent": "streamflow.agent",
+    "AgentResult": "streamflow.agent",
     "ToolRegistry": "streamflow.tools",
     "ToolDispatchSink": "streamflow.sinks.tools",
     "RenderSink": "streamflow.sinks.render",
@@ -91,4 +135,5 @@ _LAZY: dict[str, str] = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+if not TYPE_CHECKING:  # mypy sees the imports above, and flags unknown names
+    __getattr__, __dir__ = lazy_exports(globals(), _LAZY)

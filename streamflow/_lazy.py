@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib import import_module
+from types import ModuleType
 from typing import Any
 
 
@@ -26,6 +27,12 @@ def lazy_exports(namespace: dict[str, Any], table: dict[str, str]
         return value
 
     def __dir__() -> list[str]:
-        return sorted([*namespace, *table])
+        """The public names (``__all__``, dunders, submodules) and the lazy ones."""
+        public = set(namespace.get("__all__", ()))
+        shown = {n for n, v in namespace.items()
+                 if n in public or (n.startswith("__") and n.endswith("__"))
+                 or (isinstance(v, ModuleType) and not n.startswith("_")
+                     and v.__name__ == f"{package}.{n}")}
+        return sorted(shown | set(table))
 
     return __getattr__, __dir__

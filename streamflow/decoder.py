@@ -19,9 +19,11 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from .dialects import get_dialect, require_dialect
 from .dialects.base import Decoder
-from .errors import IncompleteStreamError, StreamflowError
+from .errors import IncompleteStreamError, ProtocolError, StreamflowError
 from .events import UniEvent
 from .framing import Frame, Framer, make_framer, sniff_framing
 from .limits import Limits
@@ -33,6 +35,7 @@ _BOM = b"\xef\xbb\xbf"
 Emit = Callable[[UniEvent], Any]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # the pipeline operator subclasses it
 class StreamDecoder:
     """Feed body bytes (or frames), get UniEvents; ``dialect="auto"`` detects from the first frame.
 
@@ -58,6 +61,8 @@ class StreamDecoder:
         self._stopped = False
         self.decoder: Decoder | None = None
         self.dialect: str | None = None if dialect == "auto" else dialect
+        self._explicit = self.dialect is not None
+        self._frame_id: str | None = None
         self.framing: str | None = framing
         if self.dialect is not None:
             self.framing = framing or get_dialect(self.dialect).framing
@@ -79,6 +84,15 @@ class StreamDecoder:
     def message(self) -> Message:
         """The message: final once :meth:`close` returned without raising."""
         return self.partial
+
+    @property
+    def last_event_id(self) -> str | None:
+        """The SSE last-event-id (WHATWG) of the last frame decoded; ``None`` without ids.
+
+        It is the ``id`` in force when that event was dispatched, so a client that
+        reconnects with ``Last-Event-ID: <it>`` resumes right after what it decoded.
+        """
+        return self._frame_id
 
     @property
     def stopped(self) -> bool:
@@ -117,6 +131,8 @@ class StreamDecoder:
     # -- decoding ---------------------------------------------------------------
     def feed(self, chunk: bytes) -> list[UniEvent]:
         """Decode the next chunk of the body."""
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise TypeError(f"feed() takes bytes, got {type(chunk).__name__}")
         if self._stopped:
             self.ignored_bytes += len(chunk)
             return []
@@ -194,6 +210,7 @@ class StreamDecoder:
             if decoder is None:
                 self.dialect = require_dialect(frame, self.framing or "sse")
                 decoder = self._make_decoder(self.dialect)
+            self._frame_id = getattr(frame, "id", None)
             events = decoder.feed(frame)
             if events:  # the hot path of every entry point: once per frame
                 if events[-1].event_type == "stop":
@@ -211,11 +228,23 @@ class StreamDecoder:
         if self._stopped or (self.decoder is not None and self.decoder.stopped):
             self._stopped = True
             return  # the stream is complete: what failed after stop is ignored
-        exc.attach(self.partial)
+        self._hint(exc).attach(self.partial)
         if self.emit is None:
             exc.events = out[:]
             out.clear()
         raise exc
+
+
+    def _hint(self, exc: StreamflowError) -> StreamflowError:
+        """Nothing understood with a dialect chosen by hand (bad frames, or frames the
+        dialect ignores until the body ends): suggest ``dialect="auto"``."""
+        partial = self.partial
+        if (self._explicit and isinstance(exc, (ProtocolError, IncompleteStreamError))
+                and not partial.items and partial.id is None and "dialect=" not in exc.message):
+            exc.message = (f'{exc.message} (is the body really {self.dialect!r}? '
+                           f'dialect="auto" detects the format)')
+            exc.args = (exc.message,)
+        return exc
 
 
 _BORROWER: ContextVar[Callable[[StreamDecoder], None] | None] = ContextVar(
@@ -251,10 +280,15 @@ def assemble(chunks: bytes | Iterable[bytes], dialect: str = "auto", *,
     Raises the typed :mod:`streamflow.errors` error, ``partial`` attached, when the
     stream failed or was cut.
     """
+    if isinstance(chunks, str) or not isinstance(chunks, (bytes, bytearray, memoryview, Iterable)):
+        raise TypeError(f"assemble() takes the body as bytes or an iterable of bytes chunks, "
+                        f"not {type(chunks).__name__} (a str body: pass body.encode())")
     decoder = StreamDecoder(dialect, framing=framing, limits=limits, **options)
     if isinstance(chunks, (bytes, bytearray, memoryview)):
         chunks = [bytes(chunks)]
     for chunk in chunks:
-        decoder.feed(chunk)
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise TypeError(f"assemble() takes bytes chunks, got a {type(chunk).__name__} chunk")
+        decoder.feed(bytes(chunk))
     decoder.close()
     return decoder.message

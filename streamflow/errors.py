@@ -19,6 +19,7 @@ delivers before the error so nothing is lost::
     ├── LimitExceededError             a configured size/count limit was passed: limit, value
     ├── StreamTimeoutError             idle-read timeout or overall deadline: kind, seconds
     ├── TransportError                 the connection failed or dropped mid-body
+    ├── StreamNotFoundError            a stored stream (a Redis key) does not exist
     ├── CancelledStreamError           the consumer cancelled the stream
     ├── NoScopeError                   an async source subscribed outside ``streamflow.scope()``
     └── SinkError                      a sink raised (the stream itself went to its end)
@@ -47,6 +48,7 @@ __all__ = [
     "LimitExceededError",
     "StreamTimeoutError",
     "TransportError",
+    "StreamNotFoundError",
     "CancelledStreamError",
     "NoScopeError",
     "SinkError",
@@ -226,6 +228,15 @@ class TransportError(StreamflowError):
     """The connection failed or dropped while reading the body."""
 
     retryable = True
+
+
+class StreamNotFoundError(StreamflowError):
+    """A stored stream to replay (a Redis Streams ``key``) does not exist: never started,
+    or expired after its terminal entry."""
+
+    def __init__(self, message: str, *, key: str = "", partial: Message | None = None) -> None:
+        super().__init__(message, partial=partial)
+        self.key = key
 
 
 class CancelledStreamError(StreamflowError):

@@ -9,8 +9,8 @@ The field names follow the UniEvent specification exactly::
 A ``delta`` event carries exactly one item in ``content_items``; the ``stop`` event
 carries none, and always carries ``usage_metadata`` and ``finish_reason``.
 
-Items are small slotted dataclasses (cheap to build on the per-token path). Each
-has two optional dict slots:
+Items are small slotted dataclasses (cheap to build on the per-token path; the
+module is compiled by mypyc in the compiled build). Each has two optional dict slots:
 
 * ``fidelity`` -- data that must be sent back unchanged on a later turn
   (thinking signatures, encrypted reasoning ids). At most one fragment of a group
@@ -44,32 +44,86 @@ KINDS: tuple[str, ...] = (
 JSONDict = dict[str, Any]
 
 
+# ``kind`` and ``growing`` are class attributes of a small base per item type, not
+# ClassVars of the dataclass: compiled by mypyc, a ClassVar inside a dataclass becomes
+# an instance field. The hot item types write their ``__init__`` out (the dataclass
+# one stays interpreted code under mypyc, ~3x slower to call); ``repr``/``==``/
+# ``fields()``/``replace()`` are the dataclass ones either way.
+
+
+class _Text:
+    __slots__ = ()
+    kind: ClassVar[str] = "text"
+    growing: ClassVar[str] = "text"
+
+
+class _Thinking:
+    __slots__ = ()
+    kind: ClassVar[str] = "thinking"
+    growing: ClassVar[str] = "thinking"
+
+
+class _ToolCall:
+    __slots__ = ()
+    kind: ClassVar[str] = "tool_call"
+    growing: ClassVar[str] = "arguments"
+
+
+class _InlineData:
+    __slots__ = ()
+    kind: ClassVar[str] = "inline_data"
+    growing: ClassVar[str] = "data"
+
+
+class _InlineThinking:
+    __slots__ = ()
+    kind: ClassVar[str] = "inline_thinking"
+    growing: ClassVar[str] = "data"
+
+
+class _Embedding:
+    __slots__ = ()
+    kind: ClassVar[str] = "embedding"
+    growing: ClassVar[str] = "embedding"
+
+
 @dataclass(slots=True)
-class TextItem:
+class TextItem(_Text):
     """A fragment (``text.delta``) or the whole (``text.done``) of visible answer text."""
 
     type: Literal["text.delta", "text.done"] = "text.delta"
     text: str = ""
     fidelity: JSONDict | None = None
     provider: JSONDict | None = None
-    kind: ClassVar[str] = "text"
-    growing: ClassVar[str] = "text"
+
+    def __init__(self, type: Literal["text.delta", "text.done"] = "text.delta", text: str = "",
+                 fidelity: JSONDict | None = None, provider: JSONDict | None = None) -> None:
+        self.type = type
+        self.text = text
+        self.fidelity = fidelity
+        self.provider = provider
 
 
 @dataclass(slots=True)
-class ThinkingItem:
+class ThinkingItem(_Thinking):
     """A fragment or the whole of visible reasoning; signatures ride in ``fidelity``."""
 
     type: Literal["thinking.delta", "thinking.done"] = "thinking.delta"
     thinking: str = ""
     fidelity: JSONDict | None = None
     provider: JSONDict | None = None
-    kind: ClassVar[str] = "thinking"
-    growing: ClassVar[str] = "thinking"
+
+    def __init__(self, type: Literal["thinking.delta", "thinking.done"] = "thinking.delta",
+                 thinking: str = "", fidelity: JSONDict | None = None,
+                 provider: JSONDict | None = None) -> None:
+        self.type = type
+        self.thinking = thinking
+        self.fidelity = fidelity
+        self.provider = provider
 
 
 @dataclass(slots=True)
-class ToolCallItem:
+class ToolCallItem(_ToolCall):
     """A tool call: ``arguments`` is JSON text on ``.delta``, the parsed object on ``.done``.
 
     ``name`` and ``tool_call_id`` are set on the first fragment of a call and empty
@@ -82,12 +136,31 @@ class ToolCallItem:
     arguments: str | JSONDict = ""
     fidelity: JSONDict | None = None
     provider: JSONDict | None = None
-    kind: ClassVar[str] = "tool_call"
-    growing: ClassVar[str] = "arguments"
+
+    def __init__(self, type: Literal["tool_call.delta", "tool_call.done"] = "tool_call.delta",
+                 name: str = "", tool_call_id: str = "", arguments: str | JSONDict = "",
+                 fidelity: JSONDict | None = None, provider: JSONDict | None = None) -> None:
+        self.type = type
+        self.name = name
+        self.tool_call_id = tool_call_id
+        self.arguments = arguments
+        self.fidelity = fidelity
+        self.provider = provider
+
+    @property
+    def parsed_arguments(self) -> JSONDict:
+        """The arguments object of a ``tool_call.done`` item, typed (no cast needed).
+
+        A ``.delta`` fragment holds JSON text, not an object: ``TypeError``.
+        """
+        if isinstance(self.arguments, dict):
+            return self.arguments
+        raise TypeError(f"{self.type} carries JSON text; the parsed arguments are on the "
+                        "tool_call.done item")
 
 
 @dataclass(slots=True)
-class InlineDataItem:
+class InlineDataItem(_InlineData):
     """Binary output (audio chunks, images) with its MIME type; bytes grow across fragments."""
 
     type: Literal["inline_data.delta", "inline_data.done"] = "inline_data.delta"
@@ -95,32 +168,26 @@ class InlineDataItem:
     mime_type: str = ""
     fidelity: JSONDict | None = None
     provider: JSONDict | None = None
-    kind: ClassVar[str] = "inline_data"
-    growing: ClassVar[str] = "data"
 
 
 @dataclass(slots=True)
-class InlineThinkingItem:
+class InlineThinkingItem(_InlineThinking):
     """Opaque reasoning (redacted or encrypted thinking), kept byte for byte to send back."""
 
     type: Literal["inline_thinking.delta", "inline_thinking.done"] = "inline_thinking.delta"
     data: bytes = b""
     fidelity: JSONDict | None = None
     provider: JSONDict | None = None
-    kind: ClassVar[str] = "inline_thinking"
-    growing: ClassVar[str] = "data"
 
 
 @dataclass(slots=True)
-class EmbeddingItem:
+class EmbeddingItem(_Embedding):
     """One whole embedding vector (one delta and one done per input)."""
 
     type: Literal["embedding.delta", "embedding.done"] = "embedding.delta"
     embedding: list[float] = field(default_factory=list)
     fidelity: JSONDict | None = None
     provider: JSONDict | None = None
-    kind: ClassVar[str] = "embedding"
-    growing: ClassVar[str] = "embedding"
 
 
 ContentItem = (
@@ -153,6 +220,16 @@ class Usage:
     cost: float | None = None
     provider: JSONDict | None = None
 
+    def __init__(self, cached_tokens: int | None = None, prompt_tokens: int | None = None,
+                 thoughts_tokens: int | None = None, response_tokens: int | None = None,
+                 cost: float | None = None, provider: JSONDict | None = None) -> None:
+        self.cached_tokens = cached_tokens
+        self.prompt_tokens = prompt_tokens
+        self.thoughts_tokens = thoughts_tokens
+        self.response_tokens = response_tokens
+        self.cost = cost
+        self.provider = provider
+
 
 @dataclass(slots=True)
 class UniEvent:
@@ -165,6 +242,18 @@ class UniEvent:
     created_at: int = 0
     provider: JSONDict | None = None
     role: Literal["assistant"] = "assistant"
+
+    def __init__(self, event_type: EventType, content_items: list[ContentItem],
+                 usage_metadata: Usage | None = None, finish_reason: FinishReason | None = None,
+                 created_at: int = 0, provider: JSONDict | None = None,
+                 role: Literal["assistant"] = "assistant") -> None:
+        self.event_type = event_type
+        self.content_items = content_items
+        self.usage_metadata = usage_metadata
+        self.finish_reason = finish_reason
+        self.created_at = created_at
+        self.provider = provider
+        self.role = role
 
     @property
     def item(self) -> ContentItem | None:

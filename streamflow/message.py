@@ -49,6 +49,11 @@ class Message:
     role: str = "assistant"
 
     @property
+    def usage(self) -> Usage | None:
+        """The token counts and cost: the same object as :attr:`usage_metadata`."""
+        return self.usage_metadata
+
+    @property
     def text(self) -> str:
         """All answer text, concatenated."""
         return "".join(i.text for i in self.items if isinstance(i, TextItem))
@@ -76,6 +81,10 @@ class Message:
             "complete": self.complete,
             "provider": self.provider,
         }
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if type(value) is str else None
 
 
 class Assembler:
@@ -202,8 +211,8 @@ class Assembler:
             items=items,
             usage_metadata=self._usage,
             finish_reason=self._finish,
-            id=meta.get("id"),
-            model=meta.get("model"),
+            id=_str_or_none(meta.get("id")),  # a hostile non-string stays in provider only
+            model=_str_or_none(meta.get("model")),
             created_at=self._created,
             provider=meta,
             complete=self.state is STOPPED,

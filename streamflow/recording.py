@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -98,6 +99,8 @@ def _parse(lines: Iterable[str]) -> Recording:
             continue
         try:
             t = float(obj.get("t", 0.0))
+            if not math.isfinite(t):
+                raise ValueError(f"time {obj.get('t')!r} is not a finite number")
             if "chunk" in obj:
                 recording.chunks.append((t, base64.b64decode(obj["chunk"], validate=True)))
             elif "event" in obj:

@@ -46,6 +46,7 @@ from .operators.pipeline import subscribe_decoder
 from .outcome import StreamFailure, StreamRestart
 from .sinks.base import AsyncSink, AsyncSinkFeeder, SinkError
 from .sources.bridge import scope
+from .sources.coerce import as_source
 
 __all__ = ["as_events", "run", "run_sync"]
 
@@ -130,6 +131,7 @@ class _FanOut(abc.ObserverBase[Any]):
         self.converted: StreamFailure | None = None
         self.finished = False
         self.seen = False  # a UniEvent of the current attempt went by
+        self.foreign: str | None = None  # the type of the first item that is no UniEvent
         self.done: anyio.Event | None = None
 
     def _detach(self, target: Any, exc: BaseException) -> None:
@@ -152,6 +154,8 @@ class _FanOut(abc.ObserverBase[Any]):
             self.seen = False
         elif isinstance(value, StreamFailure):
             self.converted = value
+        elif self.foreign is None:  # a Block of group_by_block()...: sinks may want it
+            self.foreign = type(value).__name__
         for target in self.targets:
             try:
                 target.on_next(value)
@@ -164,7 +168,8 @@ class _FanOut(abc.ObserverBase[Any]):
             try:
                 getattr(target, method)(*args)
             except Exception as exc:
-                self._detach(target, exc)
+                if not (args and exc is args[0]):  # re-raising the error it got: not a failure
+                    self._detach(target, exc)
         if self.done is not None:
             self.done.set()
 
@@ -202,6 +207,8 @@ class _FanOut(abc.ObserverBase[Any]):
                 self.failures.append((feeder.sink, feeder.failure))
         message = self.message
         error = self.error or (self.converted.error if self.converted else None)
+        if error is None and not message.complete and self.foreign and not message.items:
+            raise _not_an_event(self.foreign)
         if error is None and not message.complete:
             error = CancelledStreamError("the stream completed before its stop event "
                                          "(an operator such as take() ended it)", partial=message)
@@ -214,16 +221,46 @@ class _FanOut(abc.ObserverBase[Any]):
         return message
 
 
-def _front(source: Observable[Any], dialect: str, framing: str | None, limits: Limits | None,
+def _not_an_event(name: str) -> TypeError:
+    """The error for a stream of items run() cannot assemble (Blocks, strings...)."""
+    hint = (": run() assembles the message from UniEvents -- pass the UniEvent stream and "
+            "apply group_by_block() inside a sink (see examples/per_block_ui.py)"
+            if name == "Block" else "")
+    return TypeError(f"run() takes a source of bytes or UniEvents; it got {name} items "
+                     f"and no UniEvent{hint}")
+
+
+def _front(source: Any, dialect: str, framing: str | None, limits: Limits | None,
            options: dict[str, Any], fan: _FanOut) -> Observable[Any]:
+    source = as_source(source)
     framing = framing or getattr(source, "framing", None)
+    if dialect == "auto":  # a source that knows its dialect (from_redis: uni) says so
+        dialect = getattr(source, "dialect", None) or dialect
     return source.pipe(as_events(dialect, framing, limits, **options))
 
 
-async def run(source: Observable[Any], *sinks: Any, dialect: str = "auto",
+async def run(source: Any, *sinks: Any, dialect: str = "auto",
               framing: str | None = None, limits: Limits | None = None,
               **options: Any) -> Message:
-    """Subscribe once, feed every sink, return the message (see the module doc)."""
+    """Subscribe once to ``source``, feed every sink, return the assembled message.
+
+    Args:
+        source: what to read -- a streamflow source (``from_httpx(client, request)``,
+            ``from_bytes``, ``ReplaySource``...), a pipeline of UniEvents you composed,
+            ``bytes``, an (async) iterable of ``bytes``, or an ``httpx.Response``
+            opened with ``stream=True``. Anything else is a ``TypeError``.
+        *sinks: observers (``on_next``/``on_error``/``on_completed``), plain callables
+            (``on_next`` only) or :class:`~streamflow.sinks.AsyncSink` instances, fed
+            every item in this order.
+        dialect: the wire format of a byte source; ``"auto"`` detects it.
+        framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).
+        limits: :class:`~streamflow.Limits` for the decoder and the read timeouts.
+        **options: passed to the dialect decoder.
+
+    Returns the final :class:`~streamflow.Message`; raises the stream's typed error
+    (``.partial`` attached), ``SinkError`` when a sink raised, or ``CancelledStreamError``
+    when the stream ended before its stop event (see the module doc).
+    """
     fan = _FanOut(sinks)
     fan.done = anyio.Event()
     async with scope(limits) as owner:
@@ -242,18 +279,24 @@ async def run(source: Observable[Any], *sinks: Any, dialect: str = "auto",
             for feeder in fan.feeders:
                 feeder.detach(CancelledStreamError("run() was cancelled"))
             raise
+        subscription.dispose()  # ended early (an error, a failed Block subscriber): close now
         for feeder in fan.feeders:
             await feeder.finish()
     return fan.result()
 
 
-def run_sync(source: Observable[Any], *sinks: Any, dialect: str = "auto",
+def run_sync(source: Any, *sinks: Any, dialect: str = "auto",
              framing: str | None = None, limits: Limits | None = None,
              **options: Any) -> Message:
     """:func:`run` without an event loop, for synchronous sources and sync sinks.
 
-    Bytes, iterables, files and a sync ``httpx.Client`` source push in this thread;
-    an async source fails with ``NoScopeError`` (use ``await run(...)``).
+    Args:
+        source: ``bytes``, an iterable of ``bytes``, ``from_bytes``/``from_file``/
+            ``ReplaySource``, ``from_httpx`` with a sync ``httpx.Client``, or a
+            synchronous pipeline of UniEvents; they push in this thread. An async
+            source fails with ``NoScopeError`` (use ``await run(...)``).
+        *sinks: sync sinks (an ``AsyncSink`` is a ``TypeError``).
+        dialect, framing, limits, **options: as for :func:`run`.
     """
     if any(isinstance(s, AsyncSink) for s in sinks):
         raise TypeError("AsyncSink needs an event loop: use `await streamflow.run(...)`")

@@ -25,17 +25,37 @@ def run_example(name: str, *args: str) -> str:
                              "[message] tool_call: {'city': 'Paris', 'unit': 'celsius'}"]),
     ("custom_operator.py", ["sentence: 'Sure.'", "sentence: 'Let me look that up.'",
                             "sentence: 'One moment!'"]),
-    ("per_block_ui.py", ["[1:text] text.done        'Sure. Let me look that up. One moment!'",
-                         "[2:tool_call] tool_call.done   {'city': 'Paris', 'unit': 'celsius'}",
-                         "late pane on block 2 replayed: ['tool_call.delta'"]),
-    ("tool_dispatch.py", ["[tools] calling get_weather({'city': 'Paris', 'unit': 'celsius'})",
-                          "[result] toolu_demo -> {'city': 'Paris', 'temperature': 21"]),
+    ("per_block_ui.py", ["[0] thinking", "    'The user wants '", "[1] text", "    'One moment!'",
+                         "[2] tool call get_weather (toolu_demo)",
+                         "    arguments: {'city': 'Paris', 'unit': 'celsius'}",
+                         "message: tool_call, 3 blocks, 37 tokens out"]),
+    ("tool_dispatch.py", ["Sure. Let me look that up. One moment!",
+                          "[tools] get_weather({'city': 'Paris', 'unit': 'celsius'}) -> "
+                          "{'city': 'Paris', 'temperature': 21, 'unit': 'celsius'}",
+                          "[invalid] invalid arguments for 'get_weather': 1 error(s): "
+                          "Input should be 'celsius' or 'fahrenheit'"]),
+    ("agent_tools.py", ["Sure. Let me look that up. One moment!",
+                        "[agent] 2 turns: 'It is 21 °C in Paris right now.'",
+                        "[agent] 115 tokens in, 49 out in total",
+                        "[agent] tool results: [{'city': 'Paris', 'temperature': 21"]),
     ("cancel_stream.py", ["server observed disconnect: True"]),
 ])
 def test_example_runs_and_prints(name: str, expected: list[str]) -> None:
     out = run_example(name, *(["--seconds", "0.3"] if name == "cancel_stream.py" else []))
     for line in expected:
         assert line in out
+
+
+def test_per_block_ui_shows_no_empty_fragment() -> None:
+    out = run_example("per_block_ui.py")
+    assert "''" not in out and "thinking.delta" not in out
+
+
+def test_the_agent_example_renders_the_tool_result() -> None:
+    done = subprocess.run([sys.executable, str(EXAMPLES / "agent_tools.py")],
+                          capture_output=True, text=True, timeout=60, cwd=EXAMPLES)
+    assert done.returncode == 0, done.stderr
+    assert '✓ get_weather → {"city":"Paris","temperature":21,"unit":"celsius"}' in done.stderr
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery is POSIX-only")

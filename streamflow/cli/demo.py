@@ -51,25 +51,59 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, help="model name for a live provider")
     parser.add_argument("--prompt", default=None,
                         help="your own question (live providers only)")
-    parser.add_argument("--max-turns", type=int, default=4, metavar="N",
+    parser.add_argument("--max-turns", type=_positive, default=4, metavar="N",
                         help="stop after N requests (default: 4)")
-    parser.add_argument("--thinking-budget", type=int, default=1024, metavar="TOKENS",
+    parser.add_argument("--thinking-budget", type=_non_negative, default=1024, metavar="TOKENS",
                         help="Anthropic extended thinking budget, 0 to disable (default: 1024)")
     parser.add_argument("--plain", action="store_true", default=None,
                         help="plain text output even on a terminal")
+    parser.add_argument("--web", action="store_true",
+                        help="serve the conversation as a chat page on 127.0.0.1 instead")
+    parser.add_argument("--port", type=int, default=0, help="port for --web (default: any free)")
+    parser.add_argument("--record", metavar="DIR", default=None,
+                        help="record each turn to DIR/turnN.sfrec.jsonl (for replay and "
+                             "inspect --timeline)")
+
+
+def _at_least(low: int, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be at least {low}, not {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    return _at_least(1, text)
+
+
+def _non_negative(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    return _at_least(0, text)
+
+
+def _single(error: Exception) -> Exception:
+    """The one error inside (nested) single-error exception groups, else ``error``."""
+    while isinstance(error, ExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
 
 
 async def _main(args: argparse.Namespace, render: RenderSink, state: dict[str, Any]) -> None:
     plan = state["plan"]
     options = DemoOptions(fast=args.fast, prompt=args.prompt, model=args.model,
-                          max_turns=args.max_turns, thinking_budget=args.thinking_budget)
+                          max_turns=args.max_turns, thinking_budget=args.thinking_budget,
+                          record=args.record)
     failure: list[Exception] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(_watch_interrupt, tg.cancel_scope, state)
         try:
             await run_demo(plan, render, options)
         except Exception as exc:  # re-raised below, not wrapped in an ExceptionGroup
-            failure.append(exc)
+            failure.append(_single(exc))
         finally:
             tg.cancel_scope.cancel()
     if failure:
@@ -104,6 +138,13 @@ def run(args: argparse.Namespace) -> int:
     if plan.dialect not in DEMO_DIALECTS and not plan.live:
         print(f"streamflow demo: no bundled recording for {plan.dialect}", file=sys.stderr)
         return 2
+    if args.web:
+        try:
+            from ..web.demo import serve_demo
+        except ImportError as exc:
+            print(f"streamflow demo --web: {exc}", file=sys.stderr)
+            return 2
+        return serve_demo(args, plan)
     render = RenderSink(Console(highlight=False), plain=args.plain)
     state: dict[str, Any] = {"plan": plan, "interrupted": False}
     try:
@@ -114,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
         if exc.limit != "max_turns":
             render.on_error(exc)
             return 1
-        render.note(f"✖ stopped after {exc.maximum} turns: the model still asks for tools "
+        turns = f"{exc.maximum} turn{'s' if exc.maximum != 1 else ''}"
+        render.note(f"✖ stopped after {turns}: the model still asks for tools "
                     "(--max-turns)", style="red")
         return 1
     except StreamflowError as exc:

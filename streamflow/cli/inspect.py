@@ -7,35 +7,38 @@ framing rules, same dialect detection, same typed errors. ``--json`` prints
 short human summary. Model text is untrusted: control characters are shown as
 visible ``\\xNN`` escapes, never written raw to the terminal.
 
+``FILE`` may also be a streamflow recording (``.sfrec.jsonl``, written by
+:class:`~streamflow.sinks.recorder.Recorder`): its chunks are decoded with the
+dialect and framing its header names, and the summary says how the recorded
+stream ended.
+
 Exit codes: 0 the stream decoded completely; 1 it failed (the partial message is
 still printed, the error goes to stderr, or into the JSON); 2 the file could not
-be read.
+be read, or is not a stream of any known dialect (what was tried is listed).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any, BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from ..decoder import StreamDecoder
 from ..dialects import dialect_names
-from ..errors import IncompleteStreamError, ProviderError, StreamflowError
-from ..events import (
-    ContentItem,
-    EmbeddingItem,
-    InlineDataItem,
-    InlineThinkingItem,
-    TextItem,
-    ThinkingItem,
-    ToolCallItem,
-)
+from ..errors import IncompleteStreamError, StreamflowError
 from ..framing import FRAMERS
 from ..message import Message
+from .detect import EXIT_NOT_A_STREAM, not_a_stream
+from .summary import render, render_error, sanitize
+from .timeline_model import DEFAULT_STALL
+
+if TYPE_CHECKING:
+    from ..recording import Recording
 
 __all__ = ["InspectResult", "add_arguments", "inspect_body", "render", "run", "sanitize",
            "to_json"]
@@ -46,16 +49,7 @@ CUT_EVENT_HINT = ("the body ends inside an unterminated SSE event (no blank line
                   "which the SSE rules discard; if this recording lost its final blank line, "
                   "rerun with --complete-last-event")
 
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _C1_IN_JSON = re.compile("[\x7f-\x9f]")
-
-
-def sanitize(text: str) -> str:
-    """``text`` made safe for a terminal: C0/C1 controls except newline and tab become ``\\xNN``.
-
-    An ESC sequence thus loses its ESC and prints as inert text (``\\x1b[2J``).
-    """
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,6 +62,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="byte framing (default: the dialect's own; ndjson for .jsonl files)")
     parser.add_argument("--json", action="store_true",
                         help="print the message as JSON (Message.to_dict(), plus 'error')")
+    parser.add_argument("--timeline", action="store_true",
+                        help="draw a Recorder file's stream on its time axis: time to first "
+                             "token, one bar per content group, stalls, tokens/s")
+    parser.add_argument("--timeline-svg", metavar="OUT.svg", default=None,
+                        help="write the timeline picture as SVG")
+    parser.add_argument("--stall", type=float, default=DEFAULT_STALL, metavar="SECONDS",
+                        help="a gap between chunks that counts as a stall (default: "
+                             f"{DEFAULT_STALL:g})")
     parser.add_argument("--complete-last-event", action="store_true",
                         help="treat the end of the file as the end of a last SSE event that "
                              "lacks its blank line (recordings stored without it)")
@@ -86,6 +88,14 @@ class InspectResult:
     dialect: str | None = None
     framing: str | None = None
     cut_event: bool = False
+    recording: Recording | None = None
+
+    @property
+    def hint(self) -> str | None:
+        """What to try when the body was cut inside its last event."""
+        if self.cut_event and isinstance(self.error, IncompleteStreamError):
+            return CUT_EVENT_HINT
+        return None
 
 
 def resolve_framing(framing: str, filename: str) -> str | None:
@@ -121,8 +131,8 @@ def _error_dict(result: InspectResult) -> dict[str, Any] | None:
     if result.error is None:
         return None
     out = result.error.to_dict()
-    if result.cut_event and isinstance(result.error, IncompleteStreamError):
-        out["hint"] = CUT_EVENT_HINT
+    if result.hint:
+        out["hint"] = result.hint
     return out
 
 
@@ -139,139 +149,61 @@ def to_json(result: InspectResult) -> str:
     return _C1_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-class _Style:
-    """ANSI styling, or none at all when not writing to a terminal."""
-
-    def __init__(self, colour: bool) -> None:
-        self.colour = colour
-
-    def _wrap(self, code: str, text: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self.colour and text else text
-
-    def bold(self, text: str) -> str:
-        return self._wrap("1", text)
-
-    def dim(self, text: str) -> str:
-        return self._wrap("2", text)
-
-    def red(self, text: str) -> str:
-        return self._wrap("31", text)
-
-
-def _indent(text: str, prefix: str = "  ") -> list[str]:
-    return [prefix + line if line else prefix.rstrip() for line in sanitize(text).split("\n")]
-
-
-def _notes(title: str, data: dict[str, Any] | None) -> str:
-    if not data:
-        return ""
-    parts = [f"{k} ({len(v)} chars)" if isinstance(v, str) else k for k, v in data.items()]
-    return f"  {title}: {', '.join(sanitize(p) for p in parts)}"
-
-
-def _item_lines(item: ContentItem, style: _Style) -> list[str]:
-    tag = item.kind + (", unfinished" if item.type.endswith(".delta") else "")
-    head = style.bold(f"[{tag}]")
-    body: list[str] = []
-    if isinstance(item, ThinkingItem):
-        body = [style.dim(line) for line in _indent(item.thinking, "  | ")]
-    elif isinstance(item, TextItem):
-        body = _indent(item.text)
-    elif isinstance(item, ToolCallItem):
-        head += f" {sanitize(item.name)}  id={sanitize(item.tool_call_id)}"
-        args = item.arguments
-        shown = json.dumps(args, indent=2, ensure_ascii=False) if isinstance(args, dict) else args
-        body = _indent(shown) if shown else []
-    elif isinstance(item, InlineDataItem):
-        head += f" {sanitize(item.mime_type) or '?'}, {len(item.data)} bytes"
-    elif isinstance(item, InlineThinkingItem):
-        head += f" {len(item.data)} bytes, opaque"
-    elif isinstance(item, EmbeddingItem):
-        head += f" {len(item.embedding)} dimensions"
-    head += style.dim(_notes("fidelity", item.fidelity) + _notes("provider", item.provider))
-    return [head, *body]
-
-
-def _usage_line(message: Message) -> str:
-    usage = message.usage_metadata
-    if usage is None:
-        return "-"
-    parts = [f"{label} {value}" for label, value in (
-        ("prompt", usage.prompt_tokens), ("cached", usage.cached_tokens),
-        ("response", usage.response_tokens), ("thoughts", usage.thoughts_tokens),
-        ("cost", usage.cost)) if value is not None]
-    return ", ".join(parts) or "-"
-
-
-def _extras_line(provider: dict[str, Any]) -> str:
-    parts = []
-    for key, value in provider.items():
-        if key in ("id", "model"):
-            continue
-        if isinstance(value, (list, dict)):
-            parts.append(f"{key}=[{len(value)}]")
-        else:
-            parts.append(f"{key}={value}")
-    return sanitize(", ".join(parts))
-
-
-def render(result: InspectResult, colour: bool = False) -> str:
-    """The human-readable summary of a decoded body (stdout part; errors are separate)."""
-    style = _Style(colour)
-    msg = result.message
-    dialect = result.dialect or "not detected"
-    lines = [
-        f"id        {sanitize(msg.id or '-')}",
-        f"model     {sanitize(msg.model or '-')}",
-        f"dialect   {dialect}" + (f" ({result.framing} framing)" if result.framing else ""),
-        f"status    {'complete' if msg.complete else 'partial (the stream failed)'}",
-        "",
-    ]
-    for item in msg.items:
-        lines += _item_lines(item, style)
-    if not msg.items:
-        lines.append(style.dim("(no items)"))
-    lines += ["", f"usage     {_usage_line(msg)}", f"finish    {msg.finish_reason or '-'}"]
-    extras = _extras_line(msg.provider)
-    if extras:
-        lines.append(style.dim(f"provider  {extras}"))
-    return "\n".join(lines)
-
-
-def render_error(result: InspectResult, colour: bool = False) -> str:
-    """The stderr lines for a failed stream: the error, and a hint when there is one."""
-    error = result.error
-    if error is None:
-        return ""
-    name = type(error).__name__
-    if isinstance(error, ProviderError) and (error.type or error.code is not None):
-        name += f" [{error.type or error.code}]"
-    lines = [_Style(colour).red(f"error: {name}: {sanitize(error.message)}")]
-    hint = (_error_dict(result) or {}).get("hint")
-    if hint:
-        lines.append(f"hint: {hint}")
-    return "\n".join(lines)
-
-
 def _is_terminal(stream: TextIO) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
 
+def _looks_like_recording(path: str) -> bool:
+    with open(path, "rb") as f:
+        return b"streamflow_recording" in f.readline(4096)
+
+
+def _read(args: argparse.Namespace) -> InspectResult:
+    """Decode ``args.file`` (a recording, a raw body, or ``-``); ``OSError`` propagates."""
+    options = {"complete_last_event": args.complete_last_event}
+    if args.file == "-":
+        return inspect_body(sys.stdin.buffer, args.dialect,
+                            resolve_framing(args.framing, args.file), **options)
+    if _looks_like_recording(args.file):
+        from ..recording import read_recording  # (the sinks package loads anyio)
+
+        recording = read_recording(args.file)
+        dialect = recording.dialect if args.dialect == "auto" and recording.dialect \
+            else args.dialect
+        framing = args.framing if args.framing != "auto" else recording.framing
+        result = inspect_body(io.BytesIO(recording.body), dialect, framing, **options)
+        result.recording = recording
+        return result
+    with open(args.file, "rb") as source:
+        return inspect_body(source, args.dialect, resolve_framing(args.framing, args.file),
+                            **options)
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``streamflow inspect``; returns the exit code."""
-    framing = resolve_framing(args.framing, args.file)
     try:
-        if args.file == "-":
-            result = inspect_body(sys.stdin.buffer, args.dialect, framing,
-                                  complete_last_event=args.complete_last_event)
-        else:
-            with open(args.file, "rb") as source:
-                result = inspect_body(source, args.dialect, framing,
-                                      complete_last_event=args.complete_last_event)
+        result = _read(args)
     except OSError as exc:
         print(f"streamflow inspect: cannot read {args.file}: {exc.strerror or exc}",
               file=sys.stderr)
         return 2
+    except ValueError as exc:  # a recording with a broken line
+        print(f"streamflow inspect: {args.file}: {exc}", file=sys.stderr)
+        return 2
+    verdict = not_a_stream(result.error, args.dialect if result.recording is None else
+                           result.recording.dialect or args.dialect,
+                           result.dialect, result.framing)
+    if verdict is not None:
+        if args.json:
+            print(to_json(result))
+        for line in verdict.lines(args.file):
+            print(f"streamflow inspect: {line}" if not line.startswith(" ") else line,
+                  file=sys.stderr)
+        return EXIT_NOT_A_STREAM
+    if args.timeline or args.timeline_svg:
+        from .timeline import show_timeline
+
+        return show_timeline(args, result)
     if args.json:
         print(to_json(result))
     else:

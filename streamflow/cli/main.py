@@ -26,7 +26,9 @@ from typing import Any
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
+    "convert": ("streamflow.cli.convert", "re-write a recorded body in another wire format"),
     "demo": ("streamflow.cli.demo", "stream a tool-using conversation end to end (no key needed)"),
+    "gateway": ("streamflow.cli.gateway", "serve the Anthropic and OpenAI APIs over any upstream"),
     "inspect": ("streamflow.cli.inspect",
                 "decode a recorded response body and print the assembled message"),
     "replay": ("streamflow.cli.replay", "render a recorded response body as it streamed"),
@@ -35,9 +37,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _version() -> str:
-    from .. import __version__
+    from .. import __version__, _build
 
-    return __version__
+    return f"{__version__}, {_build.describe()}"
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -57,7 +59,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             module.add_arguments(sub)
         else:
             sub = module.add_parser(subparsers)
-        sub.set_defaults(_run=module.run)
+        sub.set_defaults(_run=module.run, _parser=sub)
     return parser
 
 
@@ -72,18 +74,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     0 success, 1 the stream failed (a streamflow error), 2 bad usage or unreadable
     input, 130 interrupted.
     """
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:  # Ctrl-C a command does not handle itself (or at start-up)
+        print("streamflow: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(args_list: list[str]) -> int:
     parser = build_parser(_selected(args_list))
     try:
-        args = parser.parse_args(args_list)
+        args, extras = parser.parse_known_args(args_list)
+        if extras:  # the subcommand's own usage, not the top level's
+            getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")
     except SystemExit as exc:  # --help, --version, usage errors
         return _exit_code(exc.code)
     run: Any = args._run
     try:
         return int(run(args))
-    except KeyboardInterrupt:
-        print("streamflow: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         # The reader went away (``streamflow inspect x | head``): exit quietly.
         with contextlib.suppress(OSError, ValueError):

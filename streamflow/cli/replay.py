@@ -9,7 +9,8 @@ bodies: one event every ``--interval`` seconds), ``--speed 4`` is four times
 faster, ``--speed 0`` as fast as possible. The tool calls it shows are not run.
 
 Exit codes: 0 the stream ended normally, 1 it failed (the partial answer stays on
-screen with the error), 2 the file could not be read, 130 interrupted.
+screen with the error), 2 the file could not be read or is not a stream of any
+known dialect (checked before anything is drawn), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ..framing import FRAMERS
 from ..runtime import run as run_stream
 from ..sinks.render import RenderSink
 from ..sources.replay import ReplaySource
+from .detect import EXIT_NOT_A_STREAM, probe
 
 __all__ = ["add_arguments", "resolve_path", "run"]
 
@@ -104,6 +106,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"streamflow replay: {args.file}: {exc}", file=sys.stderr)
         return 2
     dialect = source.dialect or "auto"
+    verdict = probe((chunk for _, chunk in source.timeline), source.framing) \
+        if dialect == "auto" else None
+    if verdict is not None:
+        for line in verdict.lines(args.file):
+            print(line if line.startswith(" ") else f"streamflow replay: {line}",
+                  file=sys.stderr)
+        return EXIT_NOT_A_STREAM
     render = RenderSink(Console(highlight=False), plain=args.plain,
                         show_thinking=not args.no_thinking, dialect=source.dialect)
     state: dict[str, Any] = {"interrupted": False}

@@ -6,7 +6,8 @@ the provider's request builder, and runs :class:`~streamflow.agent.Agent` with t
 caller's render sink: turn 1 streams thinking, text and the ``get_weather`` call,
 the dispatch sink runs the tool, its result goes back in the provider's format, and
 turn 2 streams the answer. Each turn ends with the render sink's usage footer; the
-tool results and a total line are printed as notes.
+render sink shows the tool results itself (the Agent hands them over), and a total
+line is printed as a note.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import httpx
 from ..agent import Agent, AgentResult, http_sender
 from ..providers import HTTPRequest, Provider, make_provider
 from ..sinks.render import RenderSink
-from ..tools import ToolResult
 from . import DEMO_PROMPT
 from .plan import Plan
+from .record import TurnRecorder
 from .server import DemoServer
 from .tools import demo_tools
 
@@ -32,7 +33,6 @@ __all__ = ["RECORDED_MODELS", "SYSTEM_PROMPT", "DemoOptions", "run_demo"]
 RECORDED_MODELS = {"anthropic": "claude-sonnet-4-5", "openai-chat": "anthropic/claude-sonnet-4.5"}
 SYSTEM_PROMPT = ("You are a concise assistant. Use the get_weather tool for questions about "
                  "the weather, then answer in a few short lines of Markdown.")
-RESULT_PREVIEW = 110  # characters of a tool result shown (the model gets all of it)
 # USD per million input/output tokens, for the footer when the provider reports no cost.
 PRICES: dict[str, tuple[float, float]] = {"claude-sonnet-4-5": (3.0, 15.0)}
 
@@ -46,6 +46,7 @@ class DemoOptions:
     model: str | None = None
     max_turns: int = 4
     thinking_budget: int = 1024
+    record: str | None = None  # a folder: one Recorder file per turn
 
 
 def _provider(plan: Plan, options: DemoOptions, base_url: str | None) -> Provider:
@@ -61,22 +62,19 @@ def _provider(plan: Plan, options: DemoOptions, base_url: str | None) -> Provide
     return make_provider(plan.dialect, **settings)
 
 
-def _show_results(render: RenderSink) -> Callable[[list[ToolResult]], None]:
-    def show(results: list[ToolResult]) -> None:
-        for result in results:
-            mark, style = ("✖", "red") if result.is_error else ("✓", "green")
-            text = result.text
-            if len(text) > RESULT_PREVIEW:
-                text = text[:RESULT_PREVIEW - 1] + "…"
-            render.note(f"{mark} {result.name} → {text}", style=style)
+def _prices(plan: Plan, provider: Provider) -> tuple[float, float] | None:
+    """The price table's entry when the model really is the priced provider's.
 
-    return show
+    A ``--base-url`` server (llama.cpp, a proxy) runs whatever it runs under the
+    name it was given, so its turns are never priced from the table; a cost the
+    provider reports itself is always shown.
+    """
+    return None if plan.base_url else PRICES.get(provider.model)
 
 
 def _total(result: AgentResult) -> str:
-    usages = [t.message.usage_metadata for t in result.turns if t.message.usage_metadata]
-    prompt = sum(u.prompt_tokens or 0 for u in usages)
-    output = sum(u.response_tokens or 0 for u in usages)
+    usage = result.usage
+    prompt, output = usage.prompt_tokens or 0, usage.response_tokens or 0
     turns = len(result.turns)
     return (f"{turns} turn{'s' if turns != 1 else ''} · {prompt:,} input + {output:,} output "
             f"tokens in total")
@@ -85,7 +83,21 @@ def _total(result: AgentResult) -> str:
 async def run_demo(plan: Plan, render: RenderSink, options: DemoOptions | None = None,
                    *, on_request: Callable[[int, HTTPRequest], Any] | None = None
                    ) -> AgentResult:
-    """Run the demo conversation (see the module doc); returns every turn."""
+    """Run the demo conversation (see the module doc); returns every turn.
+
+    The error of a failed turn is raised as itself (not inside the ``ExceptionGroup``
+    of the loopback server's task group).
+    """
+    try:
+        return await _converse(plan, render, options, on_request)
+    except ExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
+async def _converse(plan: Plan, render: RenderSink, options: DemoOptions | None,
+                    on_request: Callable[[int, HTTPRequest], Any] | None) -> AgentResult:
     options = options or DemoOptions()
     prompt = options.prompt or DEMO_PROMPT
     async with contextlib.AsyncExitStack() as stack:
@@ -100,19 +112,26 @@ async def run_demo(plan: Plan, render: RenderSink, options: DemoOptions | None =
             render.note(f"streamflow demo · {plan.dialect} · bundled recording over "
                         f"{server.url} ({plan.reason})")
         provider = _provider(plan, options, base_url)
-        render.prices = render.prices or PRICES.get(provider.model)
+        render.prices = render.prices or _prices(plan, provider)
         client = await stack.enter_async_context(httpx.AsyncClient(
             timeout=httpx.Timeout(30.0, read=600.0), trust_env=plan.live))
         render.note(f"› {prompt}", style="bold")
 
+        recorder = TurnRecorder(options.record, plan.dialect) if options.record else None
+        if recorder is not None:
+            stack.callback(recorder.close)
+        send = http_sender(client)
+
         def before(number: int, request: HTTPRequest) -> None:
             render.reset()
+            if recorder is not None:
+                recorder.begin(number, request)
             if on_request is not None:
                 on_request(number, request)
 
-        agent = Agent(provider, demo_tools(), http_sender(client), sinks=[render],
-                      max_turns=options.max_turns, on_request=before,
-                      on_results=_show_results(render))
+        agent = Agent(provider, demo_tools(), recorder.wrap(send) if recorder else send,
+                      sinks=[render, *([recorder] if recorder else [])],
+                      max_turns=options.max_turns, on_request=before)
         result = await agent.run(prompt)
         render.note(_total(result))
         return result

@@ -23,8 +23,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
+from mypy_extensions import mypyc_attr
 from pydantic_core import from_json
 
+from .._build import is_compiled
 from ..errors import IncompleteStreamError, ProtocolError, StreamflowError
 from ..events import JSONDict, UniEvent
 from ..limits import DEFAULT_LIMITS, Limits
@@ -33,8 +35,18 @@ from .emitter import Emitter, merge_provider
 
 ErrorFields = tuple[str | None, str | None, str | None]
 
-__all__ = ["Decoder", "Emitter", "ErrorFields", "expect_obj", "expect_str", "load_json",
-           "merge_provider", "now_ms"]
+__all__ = ["FAST_JSON", "Decoder", "Emitter", "ErrorFields", "expect_obj", "expect_str",
+           "load_json", "merge_provider", "now_ms", "parse_payload"]
+
+try:  # the optional ``fast`` extra, used by the compiled build only: in pure Python the
+    # check that orjson read what from_json reads costs more than orjson saves
+    import orjson
+
+    FAST_JSON: Any = orjson.loads if is_compiled() else None
+except ImportError:  # pragma: no cover - depends on the environment
+    FAST_JSON = None
+_MAX_DEPTH = 190  # from_json refuses nesting past about 200; deeper is left to it
+_BIG = 2.0**63  # orjson reads integers past 64 bits as floats at least this large
 
 
 def now_ms() -> int:
@@ -42,10 +54,42 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _exact(value: Any, depth: int) -> bool:
+    """False where orjson's result may differ from ``from_json``'s: a float that may
+    stand for an integer past 64 bits, or nesting ``from_json`` refuses (~200 deep)."""
+    if depth > _MAX_DEPTH:
+        return False
+    items = value.values() if type(value) is dict else value
+    for v in items:
+        t = type(v)
+        if t is dict or t is list:
+            if not _exact(v, depth + 1):
+                return False
+        elif t is float and not -_BIG < v < _BIG:
+            return False
+    return True
+
+
+def parse_payload(data: str | bytes) -> Any:
+    """``pydantic_core.from_json(data)``, through orjson when the ``fast`` extra is installed
+    and it reads the same values (else ``from_json`` decides); ``ValueError`` if malformed."""
+    fast = FAST_JSON
+    if fast is not None:
+        try:
+            value = fast(data)
+        except ValueError:  # NaN, Infinity, 1e400, lone surrogates, 1024 deep: from_json decides
+            return from_json(data)
+        t = type(value)
+        if (t is not dict and t is not list) or _exact(value, 1):
+            if t is not float or -_BIG < value < _BIG:
+                return value
+    return from_json(data)
+
+
 def load_json(data: str | bytes, what: str = "event") -> Any:
     """Parse one JSON payload; a malformed one is a ``ProtocolError`` keeping the raw text."""
     try:
-        return from_json(data)
+        return parse_payload(data)
     except ValueError as exc:
         raise ProtocolError(f"malformed JSON in {what}: {exc}", raw=data) from None
 
@@ -69,6 +113,7 @@ def expect_obj(value: Any, what: str) -> JSONDict:
 F = TypeVar("F")  # the frame type of the dialect's framing (see streamflow.framing.Frame)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # the other dialects and users subclass it
 class Decoder(ABC, Generic[F]):
     """Sans-IO decoder of one dialect: feed frames, get UniEvents.
 

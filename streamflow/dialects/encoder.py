@@ -14,22 +14,76 @@ arrive (nothing is buffered past what the target format needs)::
 the encoder is finished: feeding more raises ``RuntimeError`` (a caller bug).
 Options that choose between equally valid renderings ("flavours", such as the
 reasoning field of openai-chat) are keyword arguments of the constructor.
+
+The helpers below are what every encoder shares: compact JSON (``pydantic_core``),
+SSE framing, the message-level ``provider`` slots (``id``/``model`` from the first
+event, the rest from the stop event), and the choice of a raw finish reason.
 """
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from typing import Any, ClassVar
 
-from ..errors import StreamflowError
-from ..events import UniEvent
+from pydantic_core import to_json
 
-__all__ = ["Encoder"]
+from ..errors import ProviderError, StreamflowError
+from ..events import JSONDict, UniEvent
+
+__all__ = ["Encoder", "dumps", "error_fields", "native_reason", "new_id", "slot_index", "sse"]
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact UTF-8 JSON of ``obj`` (bytes are written as text)."""
+    return to_json(obj)
+
+
+def sse(obj: Any, event: str | None = None) -> bytes:
+    """One SSE event: an optional ``event:`` line and one ``data:`` line of JSON."""
+    data = b"data: " + to_json(obj) + b"\n\n"
+    return b"event: " + event.encode() + b"\n" + data if event else data
+
+
+def new_id(prefix: str) -> str:
+    """A fresh identifier such as ``msg_3f2a...`` for a field the source did not carry."""
+    return prefix + uuid.uuid4().hex[:24]
+
+
+def native_reason(raw: Any, finish: str | None, decode: Callable[[str], str],
+                  default: str) -> str:
+    """The raw finish value to write: ``raw`` when it reads back as ``finish``, else ``default``.
+
+    ``decode`` maps a raw value onto a UniEvent finish reason the way the target's
+    decoder does, so a raw value from another dialect never changes the meaning.
+    """
+    if type(raw) is str and raw and decode(raw) == finish:
+        return raw
+    return default
+
+
+def slot_index(provider: JSONDict, *keys: str) -> int:
+    """The first integer among ``provider[key]`` (a choice or candidate index), else 0."""
+    for key in keys:
+        value = provider.get(key)
+        if type(value) is int:
+            return value
+    return 0
+
+
+def error_fields(error: StreamflowError) -> tuple[str, str, Any]:
+    """``(type, message, code)`` of an error, for a dialect's error envelope."""
+    if isinstance(error, ProviderError):
+        return (error.type or "api_error", error.message, error.code)
+    return (type(error).__name__, error.message, None)
 
 
 class Encoder:
     """Base of every encoder; subclasses implement :meth:`encode_event` and :meth:`encode_error`.
 
     ``name`` is the registry name, ``media_type`` the HTTP content type of the body.
+    ``meta`` collects the message-level provider slots seen so far (``id`` and
+    ``model`` ride on the first event, everything else on the stop event).
     """
 
     name: ClassVar[str] = ""
@@ -39,14 +93,22 @@ class Encoder:
         if flavour:
             raise TypeError(f"{type(self).__name__} takes no option {sorted(flavour)!r}")
         self.finished = False
+        self.started = False
+        self.meta: JSONDict = {}
 
     def feed(self, event: UniEvent) -> bytes:
         """The bytes for ``event``; the ``stop`` event also writes the terminator."""
         if self.finished:
             raise RuntimeError(f"{self.name} encoder fed after its stream ended")
+        if event.provider:
+            self.meta.update(event.provider)
+        head = b""
+        if not self.started:
+            self.started = True
+            head = self.start(event)
         if event.event_type == "stop":
             self.finished = True
-        return self.encode_event(event)
+        return head + self.encode_event(event)
 
     def fail(self, error: StreamflowError) -> bytes:
         """The bytes that end the stream with ``error`` (the dialect's in-band error)."""
@@ -54,6 +116,10 @@ class Encoder:
             raise RuntimeError(f"{self.name} encoder failed after its stream ended")
         self.finished = True
         return self.encode_error(error)
+
+    def start(self, event: UniEvent) -> bytes:
+        """Subclass hook: the bytes that open the body, written before the first event."""
+        return b""
 
     def encode_event(self, event: UniEvent) -> bytes:
         """Subclass hook: the bytes of one event (``stop`` included)."""

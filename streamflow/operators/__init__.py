@@ -12,6 +12,7 @@ here. Every operator keeps its state per subscription.
 ``accumulate_json`` UniEvent -> live tool-call states (partial + strict parse)
 ``tap_usage``       calls back with the final usage, once; passes events through
 ``on_error``        raise / convert to a StreamFailure item / retry
+``encode``          UniEvent -> a wire format's body bytes (anthropic, openai-chat...)
 =================== ==================================================================
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from ._base import Handlers, Operator, stateful
 from .accumulate_json import ToolCallState, accumulate_json
+from .encode import encode
 from .frame import frame
 from .group_by_block import Block, group_by_block
 from .normalize import normalize
@@ -36,6 +38,7 @@ __all__ = [
     "ToolCallState",
     "accumulate_json",
     "decode",
+    "encode",
     "exponential_backoff",
     "frame",
     "group_by_block",

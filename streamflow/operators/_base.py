@@ -4,7 +4,10 @@
 per subscription (so two subscriptions never share a parser); it returns the
 ``(on_next, on_error, on_completed)`` the upstream will call. An exception raised by
 ``on_next``/``on_completed`` goes to the downstream ``on_error`` (which disposes the
-upstream), and nothing is delivered after a terminal notification.
+upstream), and nothing is delivered after a terminal notification. When the
+downstream ``on_error`` itself raises (an observer subscribed with ``on_next`` only),
+the upstream is disposed and the error goes to the enclosing :func:`~streamflow.scope`,
+which raises it at its exit (outside any scope it propagates to the caller).
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from reactivex import Observable, abc
+from reactivex.disposable import SingleAssignmentDisposable
+
+from ..sources.bridge import report_unhandled
 
 __all__ = ["Handlers", "Operator", "stateful"]
 
@@ -39,11 +45,17 @@ def stateful(setup: Callable[[abc.ObserverBase[Any]], Handlers]) -> Operator[Any
                 except Exception as exc:
                     fail(exc)
 
+            upstream = SingleAssignmentDisposable()
+
             def fail(error: Exception) -> None:
                 nonlocal done
                 if not done:
                     done = True
-                    on_error(error)
+                    try:
+                        on_error(error)
+                    except Exception as exc:  # the downstream has no on_error: nobody will
+                        upstream.dispose()
+                        report_unhandled(exc)
 
             def complete() -> None:
                 nonlocal done
@@ -56,7 +68,8 @@ def stateful(setup: Callable[[abc.ObserverBase[Any]], Handlers]) -> Operator[Any
                 else:
                     done = True
 
-            return source.subscribe(next_, fail, complete, scheduler=scheduler)
+            upstream.disposable = source.subscribe(next_, fail, complete, scheduler=scheduler)
+            return upstream
 
         return Observable(subscribe)
 

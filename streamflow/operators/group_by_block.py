@@ -17,7 +17,9 @@ live) or after it closed (then it also gets the completion or the error). The
 buffer lives as long as the Block object; it holds the same fragments the message
 does, so memory stays linear. A block whose stream ends without its ``.done``
 (e.g. ``take(n)`` upstream) completes with ``done`` left ``None``; an upstream error
-reaches the open block and the outer observable.
+reaches the open block and the outer observable. A block subscriber that raises
+stops the stream with :class:`~streamflow.SinkError` (``run()`` raises it at once and
+closes the request; under a bare ``scope()`` an unhandled one is raised at its exit).
 
 Routing is one stateful operator (the UniEvent grammar says groups never
 interleave, so the open group is the only candidate). Measured on 200k events
@@ -32,6 +34,7 @@ from __future__ import annotations
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 
+from ..errors import SinkError
 from ..events import ContentItem, UniEvent
 from ._base import Handlers, Operator, stateful
 
@@ -79,17 +82,32 @@ class Block(Observable[ContentItem]):
     def _push(self, item: ContentItem) -> None:
         self.items.append(item)
         for observer in self._observers:
-            observer.on_next(item)
+            try:
+                observer.on_next(item)
+            except Exception as exc:  # a subscriber failed: the stream stops, typed
+                raise SinkError([(self, exc)]) from exc
 
     def _close(self, error: Exception | None = None) -> None:
+        """Complete (or fail) every subscriber; a subscriber that fails is a ``SinkError``.
+
+        A subscriber without ``on_error`` re-raises the error it is given (reactivex's
+        default): that error goes downstream anyway, so it is not raised again here.
+        """
         self.closed = True
         self.error = error
         observers, self._observers = self._observers, ()
+        failures: list[tuple[object, BaseException]] = []
         for observer in observers:
-            if error is None:
-                observer.on_completed()
-            else:
-                observer.on_error(error)
+            try:
+                if error is None:
+                    observer.on_completed()
+                else:
+                    observer.on_error(error)
+            except Exception as exc:
+                if exc is not error:
+                    failures.append((self, exc))
+        if failures:
+            raise SinkError(failures) from failures[0][1]
 
 
 def group_by_block() -> Operator[UniEvent, Block]:
@@ -117,9 +135,11 @@ def group_by_block() -> Operator[UniEvent, Block]:
                 block._close()
 
         def on_error(error: Exception) -> None:
-            if current is not None:
-                current._close(error)
-            observer.on_error(error)
+            try:
+                if current is not None:
+                    current._close(error)
+            finally:
+                observer.on_error(error)
 
         def on_completed() -> None:
             if current is not None:

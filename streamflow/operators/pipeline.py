@@ -79,7 +79,18 @@ def as_frame(item: Any) -> Any:
 
 def pipeline(dialect: str = "auto", framing: str | None = None, limits: Limits | None = None,
              **options: Any) -> Operator[bytes, UniEvent]:
-    """An operator from body chunks to UniEvents (frame + decode + normalize fused)."""
+    """An operator from body chunks to UniEvents (frame + decode + normalize fused).
+
+    Args:
+        dialect: the wire format (``"anthropic"``, ``"openai-chat"``, ``"gemini"``...);
+            ``"auto"`` detects it from the first event.
+        framing: override the dialect's framing (``"ndjson"`` reads a ``.jsonl``
+            recording); ``None`` uses the dialect's own, sniffed for ``"auto"``.
+        limits: :class:`~streamflow.Limits` bounding event, argument and message sizes.
+        **options: passed to the dialect decoder.
+
+    An unknown dialect name is a ``ValueError`` at once, not on subscription.
+    """
     StreamDecoder(dialect, framing=framing, limits=limits, **options)  # fail fast on bad names
 
     def setup(observer: abc.ObserverBase[UniEvent]) -> Handlers:

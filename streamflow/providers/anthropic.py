@@ -23,14 +23,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..events import ContentItem, InlineThinkingItem, TextItem, ThinkingItem, ToolCallItem
 from ..message import Message
 from ..tools import Tool, ToolResult
 from .base import HTTPRequest, JSONDict, Provider
+from .endpoints import ANTHROPIC_VERSION as API_VERSION
+from .formats.anthropic import block
 
 __all__ = ["API_VERSION", "AnthropicProvider"]
-
-API_VERSION = "2023-06-01"
 
 
 @dataclass(slots=True)
@@ -73,7 +72,7 @@ class AnthropicProvider(Provider):
 
     def assistant_message(self, message: Message) -> JSONDict:
         """``{"role": "assistant", "content": [blocks...]}`` (see the module doc)."""
-        blocks = [b for b in (_block(i) for i in message.items) if b is not None]
+        blocks = [b for b in (block(i) for i in message.items) if b is not None]
         extras = [dict(b) for b in message.provider.get("extra_blocks") or []]
         for extra in sorted(extras, key=lambda b: int(b.get("index", 0))):
             position = int(extra.pop("index", len(blocks)))
@@ -99,27 +98,3 @@ class AnthropicProvider(Provider):
                 ids += [str(b.get("tool_use_id", "")) for b in content
                         if isinstance(b, Mapping) and b.get("type") == "tool_result"]
         return ids
-
-
-def _block(item: ContentItem) -> JSONDict | None:
-    """One content block for a ``.done`` item (``None`` for what the API cannot take back)."""
-    if isinstance(item, TextItem):
-        if not item.text:
-            return None
-        block: JSONDict = {"type": "text", "text": item.text}
-        citations = (item.provider or {}).get("citations")
-        if citations:
-            block["citations"] = [c for c in citations if c is not None]
-        return block
-    if isinstance(item, ThinkingItem):
-        signature = (item.fidelity or {}).get("signature")
-        if not signature:
-            return None
-        return {"type": "thinking", "thinking": item.thinking, "signature": signature}
-    if isinstance(item, InlineThinkingItem):
-        return {"type": "redacted_thinking", "data": item.data.decode("utf-8", "replace")}
-    if isinstance(item, ToolCallItem):
-        arguments = item.arguments if isinstance(item.arguments, dict) else {}
-        return {"type": "tool_use", "id": item.tool_call_id, "name": item.name,
-                "input": arguments}
-    return None

@@ -20,15 +20,14 @@ format has no error flag, so an error result's text is its error object
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..events import InlineThinkingItem, TextItem, ThinkingItem, ToolCallItem
 from ..message import Message
 from ..tools import Tool, ToolResult
 from .base import HTTPRequest, JSONDict, Provider
+from .formats.openai_chat import assistant_message
 
 __all__ = ["OpenAIChatProvider"]
 
@@ -73,24 +72,7 @@ class OpenAIChatProvider(Provider):
 
     def assistant_message(self, message: Message) -> JSONDict:
         """``{"role": "assistant", "content", "tool_calls"?, reasoning fields?}``."""
-        text = "".join(i.text for i in message.items if isinstance(i, TextItem))
-        out: JSONDict = {"role": "assistant", "content": text or None}
-        details: list[Any] = []
-        reasoning: list[str] = []
-        for item in message.items:
-            if isinstance(item, ThinkingItem):
-                reasoning.append(item.thinking)
-                details += (item.fidelity or {}).get("reasoning_details") or []
-            elif isinstance(item, InlineThinkingItem) and item.fidelity is not None:
-                details.append({**item.fidelity, "data": item.data.decode("utf-8", "replace")})
-        if details:
-            out["reasoning_details"] = details
-        elif any(reasoning):
-            out["reasoning_content"] = "".join(reasoning)
-        calls = [_tool_call(i) for i in message.items if isinstance(i, ToolCallItem)]
-        if calls:
-            out["tool_calls"] = calls
-        return out
+        return assistant_message(list(message.items))
 
     def tool_result_messages(self, results: Sequence[ToolResult]) -> list[JSONDict]:
         """One ``{"role": "tool", "tool_call_id", "content"}`` message per result."""
@@ -102,10 +84,3 @@ class OpenAIChatProvider(Provider):
         """``tool_call_id`` of every ``role: "tool"`` message in the request."""
         return [str(m.get("tool_call_id", "")) for m in body.get("messages") or []
                 if isinstance(m, Mapping) and m.get("role") == "tool"]
-
-
-def _tool_call(item: ToolCallItem) -> JSONDict:
-    arguments = item.arguments if isinstance(item.arguments, dict) else {}
-    return {"id": item.tool_call_id, "type": "function",
-            "function": {"name": item.name,
-                         "arguments": json.dumps(arguments, ensure_ascii=False)}}

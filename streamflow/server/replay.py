@@ -69,9 +69,20 @@ class ReplayServer:
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> bool | None:
-        assert self._tg is not None
-        self._tg.cancel_scope.cancel()
-        return await self._tg.__aexit__(exc_type, exc, tb)
+        """Stop serving. An exception raised in the block propagates as itself (never
+        wrapped in an ``ExceptionGroup``), so ``except ProviderError`` around it works."""
+        tg, self._tg = self._tg, None
+        assert tg is not None, "use `async with ReplayServer(...)`"
+        tg.cancel_scope.cancel()
+        try:
+            await tg.__aexit__(None, None, None)  # the block's own error is not the group's
+        except BaseExceptionGroup as group:
+            if exc is not None:
+                return None  # the block's error wins; the server tasks were cancelled
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+        return None
 
     def route_for(self, path: str) -> Route:
         """The route that answers the next request for ``path``."""

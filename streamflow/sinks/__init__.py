@@ -9,6 +9,7 @@ from .base import AsyncSink, AsyncSinkFeeder, BaseSink, OverflowPolicy, Sink, Si
 from .log import LogSink
 from .otel import OtelSink
 from .recorder import Recorder, Recording, read_recording
+from .redis import RedisStreamSink
 from .render import RenderSink
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "OverflowPolicy",
     "Recorder",
     "Recording",
+    "RedisStreamSink",
     "RenderSink",
     "Sink",
     "SinkError",

@@ -90,7 +90,13 @@ class BaseSink:
         """A retry starts a new attempt of the stream (override)."""
 
     def on_error(self, error: Exception) -> None:
-        """Ignore the error (``run()`` raises it anyway)."""
+        """Not handled here: re-raise it (reactivex's default).
+
+        ``run()`` raises the stream's error anyway and does not count this as a sink
+        failure; under a bare ``scope()`` the error is raised at the scope's exit, so
+        it never vanishes. Override to handle it.
+        """
+        raise error
 
     def on_completed(self) -> None:
         """Nothing to do."""

@@ -7,9 +7,15 @@ JSON log formatters::
 
     id, model, request_model, dialect, status, finish_reason, usage (dict),
     input_tokens, output_tokens, duration_s, ttft_s, events, items (done items by
-    kind), fragments (deltas by kind), attempts (1 + retries), error_type,
-    error_message, error (dict),
+    kind), fragments (deltas by kind), tools (tool call names), attempts
+    (1 + retries), error_type, error_message, error (dict),
     streamflow (all of the above as one dict)
+
+Provider strings are untrusted: in the message every control character of the id,
+model, tool names and error message is shown as a visible escape
+(:func:`~streamflow.sinks.sanitize.escape_controls`), so a newline in a model name
+cannot forge a second record and no escape sequence reaches a console; the
+``extra`` fields keep the raw values for structured formatters.
 
 Every value is JSON-friendly (str, int, float, None, dicts and lists of those);
 :meth:`LogSink.to_dict` returns the same dict at any time.
@@ -19,11 +25,13 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from ..errors import CancelledStreamError
 from ..events import JSONDict, UniEvent
 from ..outcome import StreamRestart
 from .base import BaseSink
+from .sanitize import escape_controls
 from .stats import Clock, StreamStats
 
 __all__ = ["LogSink"]
@@ -109,15 +117,25 @@ class LogSink(BaseSink):
 
 
 def _summary(data: JSONDict) -> str:
-    """``stream msg_1 (claude-x) completed in 1.53s: 12 in / 345 out, finish=stop``."""
-    head = f"stream {data['id'] or '-'} ({data['model'] or 'unknown model'}) {data['status']}"
+    """``stream msg_1 (claude-x) completed in 1.53s: 12 in / 345 out, finish=stop``.
+
+    Every provider string is escaped (see the module doc).
+    """
+    model = _safe(data["model"]) or "unknown model"
+    head = f"stream {_safe(data['id']) or '-'} ({model}) {data['status']}"
     parts = [f"{head} in {data['duration_s']:.2f}s"]
     if data["ttft_s"] is not None:
         parts.append(f"ttft={data['ttft_s']:.2f}s")
     if data["input_tokens"] is not None or data["output_tokens"] is not None:
         parts.append(f"tokens={data['input_tokens']}/{data['output_tokens']}")
     if data["finish_reason"]:
-        parts.append(f"finish={data['finish_reason']}")
+        parts.append(f"finish={_safe(data['finish_reason'])}")
+    if data.get("tools"):
+        parts.append(f"tools={','.join(_safe(name) for name in data['tools'])}")
     if data["error_type"]:
-        parts.append(f"error={data['error_type']}: {data['error_message']}")
+        parts.append(f"error={_safe(data['error_type'])}: {_safe(data['error_message'])}")
     return ", ".join(parts)
+
+
+def _safe(value: Any) -> str:
+    return escape_controls(str(value)) if value is not None else ""

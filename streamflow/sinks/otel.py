@@ -2,7 +2,9 @@
 
 :class:`OtelSink` needs ``opentelemetry-api`` (``pip install 'streamflow[otel]'``);
 it is imported when the sink is created, with a clear error when missing. Spans
-are named ``chat {model}`` and carry the GenAI semantic-convention attributes
+are named ``chat {model}`` (control characters in the model shown as visible
+escapes, :func:`~streamflow.sinks.sanitize.escape_controls`; attributes keep the
+raw strings) and carry the GenAI semantic-convention attributes
 (names in :mod:`streamflow.sinks.semconv`)::
 
     gen_ai.operation.name           "chat"
@@ -31,6 +33,7 @@ from ..events import UniEvent
 from ..outcome import StreamRestart
 from . import semconv as sc
 from .base import BaseSink
+from .sanitize import escape_controls
 from .stats import StreamStats
 
 __all__ = ["OtelSink"]
@@ -85,8 +88,9 @@ class OtelSink(BaseSink):
                 attributes[sc.STREAMFLOW_DIALECT] = stats.dialect
             if stats.request_model:
                 attributes[sc.GEN_AI_REQUEST_MODEL] = stats.request_model
+            model = stats.request_model or stats.response_model
             self.span = self.tracer.start_span(
-                sc.span_name(stats.request_model or stats.response_model, self.operation),
+                escape_controls(sc.span_name(model, self.operation)),
                 kind=self._trace.SpanKind.CLIENT, attributes=attributes,
                 start_time=self._start_ns)
         return self.span
@@ -130,7 +134,8 @@ class OtelSink(BaseSink):
             span.set_attribute(sc.ERROR_TYPE, sc.ERROR_CANCELLED if cancelled
                                else type(error).__name__)
             message = error.message if isinstance(error, StreamflowError) else str(error)
-            span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, message))
+            span.set_status(self._trace.Status(self._trace.StatusCode.ERROR,
+                                               escape_controls(message)))
             if not cancelled:
                 span.record_exception(error)
         span.end()

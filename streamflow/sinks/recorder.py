@@ -19,7 +19,10 @@ File format (``.sfrec.jsonl``; JSON Lines, ASCII, one object per line)::
 * ``{"t", "restart": n}``: attempt ``n`` (2, 3...) of the request starts over (a
   retry re-opened the source); readers drop the chunks and events before it.
 * ``{"t", "end"}``: the last line, ``"completed"``, ``"cancelled"`` or ``"error"``;
-  ``"error"`` adds ``"error": {"type", "message", ...}``. A file without it was cut.
+  ``"error"`` adds ``"error": {"type", "message", ...}``, ``"cancelled"`` a
+  ``"reason"``. A file without it was cut. ``"completed"`` means the stop event was
+  seen (or, recording bytes only, the body was read to its end): a stream that
+  ``take(n)`` or a dispose ended early is ``"cancelled"``, as ``run()`` reports it.
 
 Readers ignore keys they do not know, and lines of other shapes, so later versions
 can add line kinds. The chunks alone reproduce the stream (replay them through
@@ -45,6 +48,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager
 from typing import IO, Any
 
+import anyio
 import reactivex
 from reactivex import Observable, abc
 from reactivex import operators as ops
@@ -83,6 +87,8 @@ class Recorder(BaseSink):
         self.chunks = 0
         self.events = 0
         self.attempts = 0
+        self.stopped = False  # the stop event was recorded
+        self.cut = False      # the tapped body was abandoned before its end
         self._tapped = False
         created = dt.datetime.now(dt.UTC).isoformat()
         self._write({MAGIC: FORMAT_VERSION, "dialect": dialect, "framing": framing,
@@ -113,18 +119,28 @@ class Recorder(BaseSink):
     def record_event(self, event: UniEvent) -> None:
         """Record one UniEvent."""
         self.events += 1
+        if event.event_type == "stop":
+            self.stopped = True
         self._write({"t": self._t(), "event": event.to_dict()})
 
     def close(self, error: BaseException | None = None, *, end: bool = True) -> None:
-        """Write the end line (unless ``end=False``) and close the file (idempotent)."""
+        """Write the end line (unless ``end=False``) and close the file (idempotent).
+
+        Without ``error``, a stream whose events were recorded but not its stop event,
+        or whose tapped body was abandoned, ends as ``"cancelled"``.
+        """
         if self.closed:
             return
+        if error is None and (self.cut or (self.events and not self.stopped)):
+            error = CancelledStreamError("the stream ended before its stop event (an operator "
+                                         "such as take() or a dispose cut it)")
         if end:
             line: JSONDict = {"t": self._t()}
             if error is None:
                 line["end"] = "completed"
             elif isinstance(error, CancelledStreamError):
                 line["end"] = "cancelled"
+                line["reason"] = error.message
             else:
                 line["end"] = "error"
                 line["error"] = (error.to_dict() if isinstance(error, StreamflowError)
@@ -211,13 +227,37 @@ class _TappedSource(Source):
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[AsyncIterator[bytes]]:
-        self.recorder.begin_attempt()
+        """The inner body, recorded; a body abandoned before its end marks the recorder cut.
+
+        A dispose from inside the stream (``take(n)``) exits normally with the body
+        unfinished: the recording ends ``"cancelled"`` at once. A cancellation from
+        outside may be the overall deadline, whose error the sinks are told next, so
+        it only marks the recorder (a later :meth:`Recorder.close` says ``"cancelled"``).
+        """
+        recorder = self.recorder
+        recorder.begin_attempt()
+        finished = False
+
+        async def tapped(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+            nonlocal finished
+            async for chunk in chunks:
+                recorder.record_chunk(chunk)
+                yield chunk
+            finished = True
+
         async with self.inner.open() as chunks:
-            tapped = self.recorder.tap_async(chunks)
+            body = tapped(chunks)
             try:
-                yield tapped
+                yield body
+            except anyio.get_cancelled_exc_class():
+                recorder.cut = True
+                raise
+            else:
+                if not finished:
+                    recorder.close(CancelledStreamError("the stream was disposed before its "
+                                                        "end"))
             finally:
-                await tapped.aclose()  # type: ignore[attr-defined]
+                await body.aclose()  # type: ignore[attr-defined]
 
     def subscribe_sync(self, observer: abc.ObserverBase[bytes]) -> abc.DisposableBase:
         self.recorder.begin_attempt()

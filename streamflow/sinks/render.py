@@ -31,18 +31,27 @@ import time
 from typing import TextIO
 
 from rich.console import Console, RenderableType
-from rich.markdown import Markdown
 from rich.text import Text
 
 from ..errors import CancelledStreamError
 from ..events import ContentItem, ToolCallItem, UniEvent
 from ..outcome import StreamRestart
 from ..partial_json import ArgumentBuffer
+from ..tools import ToolResult
 from .base import BaseSink
 from .render_live import LiveScreen
-from .render_markdown import BlockSplitter, BottomLines
-from .render_parts import THINKING_STYLE, error_line, format_footer, other_line, tool_line
+from .render_markdown import BlockSplitter, BottomLines, LineBreakMarkdown
+from .render_parts import (
+    THINKING_STYLE,
+    error_line,
+    fit_line,
+    format_footer,
+    note_width,
+    other_line,
+    tool_line,
+)
 from .render_plain import PlainWriter
+from .render_tools import result_line, show_result
 from .sanitize import StreamSanitizer, sanitize
 from .stats import Clock, StreamStats
 
@@ -92,7 +101,7 @@ class RenderSink(BaseSink):
 
     def reset(self) -> None:
         """Forget the previous stream and restart the clock (call before a request)."""
-        self._screen.stop()
+        self._screen.stop(restore=False)  # the terminal stays quiet until the stream ends
         self.stats.reset()
         self._kind: str | None = None
         self._splitter = BlockSplitter()
@@ -146,7 +155,7 @@ class RenderSink(BaseSink):
 
     def _restart(self, notice: StreamRestart) -> None:
         self._close_group()
-        self._screen.stop()
+        self._screen.stop(restore=False)
         if self.plain:
             self._plain_out.end_line()
         error = notice.error
@@ -159,6 +168,16 @@ class RenderSink(BaseSink):
     def interrupted(self) -> None:
         """The user pressed Ctrl-C: same as ``on_error(CancelledStreamError)``."""
         self.on_error(CancelledStreamError("interrupted by the user"))
+
+    def on_tool_result(self, result: ToolResult) -> None:
+        """Show one tool result: ``✓ name → result`` (see :mod:`.render_tools`), on one
+        line cut to the terminal's width (piped: the preview length)."""
+        width = note_width(self.console, self.plain, self.err_file)
+        if width is None:
+            show_result(self, result)
+            return
+        line, style = result_line(result, preview=max(width, 1) * 4)
+        self.note(fit_line(line, width), style=style)
 
     def note(self, text: str, style: str = "dim") -> None:
         """Print a line of the caller's own (tool results...), sanitised."""
@@ -244,7 +263,8 @@ class RenderSink(BaseSink):
         if (kind or self._kind) == "thinking":
             return Text(text, style=THINKING_STYLE)
         if self.markdown:
-            return BottomLines(Markdown(text, code_theme=self.code_theme, hyperlinks=False))
+            return BottomLines(LineBreakMarkdown(text, code_theme=self.code_theme,
+                                                 hyperlinks=False))
         return Text(text)
 
     def _live_view(self) -> RenderableType | None:
@@ -281,15 +301,18 @@ class RenderSink(BaseSink):
         self._close_group()
         self._screen.stop()
         self._finished = True
+        received = self.stats.events > 0
+        footer = format_footer(self.stats, self.prices, None if self.plain else
+                               self.console.width) if self.show_footer else ""
         if self.plain:
             self._plain_out.end_line(flush=True)
             if error is not None:
-                self._err(error_line(error))
-            if self.show_footer and (error is None or self.stats.events):
-                self._err(format_footer(self.stats, self.prices))
+                self._err(error_line(error, received=received))
+            if footer and (error is None or received):
+                self._err(footer)
             return
         if error is not None:
             style = "bold yellow" if isinstance(error, CancelledStreamError) else "bold red"
-            self._print(Text(error_line(error), style=style), gap=True)
-        if self.show_footer:
-            self._print(Text(format_footer(self.stats, self.prices), style="dim"), gap=True)
+            self._print(Text(error_line(error, received=received), style=style), gap=True)
+        if footer:
+            self._print(Text(footer, style="dim", no_wrap=True, overflow="ellipsis"), gap=True)

@@ -9,16 +9,23 @@ long answer costs linear time, not one re-parse of the whole answer per token.
 
 :class:`BottomLines` shows the last lines of a renderable, so a live tail taller
 than the terminal keeps its newest lines in view.
+
+:class:`LineBreakMarkdown` is rich's ``Markdown`` keeping the model's single line
+breaks (a poem, one number a line): CommonMark would join them into one line
+("soft breaks"); chat output means them as written, as piped output shows them.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.markdown import Markdown
 from rich.segment import Segment
 
-__all__ = ["BlockSplitter", "BottomLines"]
+__all__ = ["BlockSplitter", "BottomLines", "LineBreakMarkdown"]
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
@@ -132,3 +139,19 @@ class BottomLines:
         for line in lines[start:]:
             yield from line
             yield Segment.line()
+
+
+class LineBreakMarkdown(Markdown):
+    """``Markdown`` whose soft line breaks are hard ones (see the module doc)."""
+
+    def __init__(self, markup: str, **options: Any) -> None:
+        super().__init__(markup, **options)
+        _harden(self.parsed)
+
+
+def _harden(tokens: Iterable[Any]) -> None:
+    for token in tokens:
+        if token.type == "softbreak":
+            token.type = "hardbreak"
+        if token.children:
+            _harden(token.children)

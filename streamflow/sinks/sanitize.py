@@ -21,13 +21,17 @@ is kept), so a stray ``ESC ]`` swallows at most the rest of its line.
 fragments: a sequence split across fragments is still removed whole, and any
 split of a text gives the same output as :func:`sanitize` on the whole. Text
 without control characters passes through a single regex search unchanged.
+
+:func:`escape_controls` is for log lines and span names instead: nothing is
+removed, every control character becomes a visible escape (``\\n``, ``\\x1b``,
+``\\u202e``), so a provider string stays on one inert line and can still be read.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["StreamSanitizer", "has_unsafe", "sanitize"]
+__all__ = ["StreamSanitizer", "escape_controls", "has_unsafe", "sanitize"]
 
 ESC = "\x1b"
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -143,3 +147,27 @@ def sanitize(text: str) -> str:
     if _UNSAFE.search(text) is None:
         return text
     return StreamSanitizer().feed(text)
+
+
+# C0 (newline and tab too), DEL, C1, zero-width and bidi controls, line/paragraph separators
+_LOG_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
+                         "\u2060-\u2069\ufeff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
+
+
+def escape_controls(text: str) -> str:
+    r"""``text`` as one inert line: each control character as a visible escape.
+
+    For the strings a log message or span name is built from: a newline becomes
+    the two characters ``\n``, ESC ``\x1b`` (so ``ESC [2J`` prints as ``\x1b[2J``),
+    U+202E ``\u202e``; everything else is unchanged.
+    """
+    if _LOG_UNSAFE.search(text) is None:
+        return text
+    return _LOG_UNSAFE.sub(_escape, text)

@@ -2,8 +2,9 @@
 
 :class:`StreamStats` watches UniEvents (O(1) per event) and keeps the response
 id and model, the usage and finish reason of the stop event, the time to the
-first content fragment, the duration, and counts of fragments and finished
-items per kind. The clock is injectable so tests never read wall time.
+first content fragment, the duration, counts of fragments and finished
+items per kind, and the names of the tool calls. The clock is injectable so
+tests never read wall time.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class StreamStats:
         self.events = 0
         self.fragments: dict[str, int] = {}
         self.items: dict[str, int] = {}
+        self.tool_names: list[str] = []
 
     @property
     def model(self) -> str | None:
@@ -85,6 +87,8 @@ class StreamStats:
             kind, _, phase = item.type.partition(".")
             if phase == "done":
                 self.items[kind] = self.items.get(kind, 0) + 1
+                if kind == "tool_call":
+                    self.tool_names.append(str(getattr(item, "name", "")))
             else:
                 self.fragments[kind] = self.fragments.get(kind, 0) + 1
                 if self.first_token_at is None:
@@ -123,6 +127,14 @@ class StreamStats:
     def output_tokens(self) -> int | None:
         """Response tokens from the stop event's usage."""
         return self.usage.response_tokens if self.usage else None
+
+    @property
+    def generation_s(self) -> float | None:
+        """Seconds from the first content fragment to the end (or to now)."""
+        if self.first_token_at is None:
+            return None
+        end = self.ended_at if self.ended_at is not None else self.clock()
+        return max(0.0, end - self.first_token_at)
 
     @property
     def tokens_per_s(self) -> float | None:
@@ -166,6 +178,7 @@ class StreamStats:
             "attempts": self.attempts,
             "fragments": dict(self.fragments),
             "items": dict(self.items),
+            "tools": list(self.tool_names),
             "status": self.status,
             "error": self.error_dict(),
         }

@@ -12,7 +12,9 @@ sibling calls.
 
 :class:`ToolDispatchSink` is the same as a sink (:class:`~streamflow.sinks.AsyncSink`)
 fed the stream's UniEvents: it collects each ``tool_call.done`` and, by default,
-runs the calls once the stream completed successfully -- never after an error.
+runs the calls once the stream completed with ``finish_reason == "tool_call"`` --
+never after an error, nor for a turn cut by ``length`` (the model did not finish
+asking, and the conversation could not carry the results).
 With ``eager=True`` each call starts as soon as its group closes, while the rest of
 the stream is still arriving; eager mode needs the sink entered as an async context
 manager (its task group outlives the stream)::
@@ -128,6 +130,7 @@ class ToolDispatchSink(AsyncSink):
         self.on_result = on_result
         self.calls: list[ToolCallItem] = []
         self.error: BaseException | None = None
+        self.finish_reason: str | None = None
         self._slots: list[ToolResult | None] = []
         self._tg: TaskGroup | None = None
         self._pending = 0
@@ -162,8 +165,12 @@ class ToolDispatchSink(AsyncSink):
         if isinstance(event, StreamRestart) and not self.eager:
             self.calls.clear()
             self._slots.clear()
+            self.finish_reason = None
             return
-        if not isinstance(event, UniEvent) or event.event_type != "delta":
+        if not isinstance(event, UniEvent):
+            return
+        if event.event_type == "stop":
+            self.finish_reason = event.finish_reason
             return
         item = event.content_items[0] if event.content_items else None
         if not isinstance(item, ToolCallItem) or item.type != "tool_call.done":
@@ -177,9 +184,10 @@ class ToolDispatchSink(AsyncSink):
             self._start(self._tg, len(self.calls) - 1, item)
 
     async def on_end(self, error: BaseException | None) -> None:
-        """Stream over: run the calls (lazy, success only) and wait for every started one."""
+        """Stream over: run the calls (lazy: only when the turn ended with ``tool_call``)
+        and wait for every started one."""
         self.error = error
-        if not self.eager and error is None and self.calls:
+        if not self.eager and error is None and self.calls and self.finish_reason == "tool_call":
             async with anyio.create_task_group() as tg:
                 for index, call in enumerate(self.calls):
                     self._start(tg, index, call)

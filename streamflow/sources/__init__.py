@@ -20,15 +20,19 @@ from .iterables import (
     from_bytes,
     from_iterable,
 )
+from .redis import RedisSource, from_redis
 
 if TYPE_CHECKING:  # loaded lazily at run time (see __getattr__)
     from .http import AsyncHTTPSource, from_httpx
     from .http_errors import status_error, transport_error
+    from .replay import ReplaySource
 
 __all__ = [
     "AsyncHTTPSource",
     "AsyncIterableSource",
     "NoScopeError",
+    "RedisSource",
+    "ReplaySource",
     "Scope",
     "Source",
     "SyncSource",
@@ -39,6 +43,7 @@ __all__ = [
     "from_file",
     "from_httpx",
     "from_iterable",
+    "from_redis",
     "scope",
     "status_error",
     "transport_error",
@@ -47,9 +52,11 @@ __all__ = [
 _LAZY = {  # the httpx-based names load on first use
     "AsyncHTTPSource": ".http",
     "from_httpx": ".http",
+    "ReplaySource": ".replay",
     "status_error": ".http_errors",
     "transport_error": ".http_errors",
 }
 
 
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+if not TYPE_CHECKING:  # mypy sees the imports above
+    __getattr__, __dir__ = lazy_exports(globals(), _LAZY)

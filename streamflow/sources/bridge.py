@@ -44,7 +44,8 @@ from reactivex.disposable import Disposable
 from ..errors import NoScopeError, StreamflowError, StreamTimeoutError
 from ..limits import Limits
 
-__all__ = ["ChunkStream", "NoScopeError", "Scope", "Source", "current_scope", "scope"]
+__all__ = ["ChunkStream", "NoScopeError", "Scope", "Source", "current_scope", "report_unhandled",
+           "scope"]
 
 ChunkStream = AbstractAsyncContextManager[AsyncIterator[bytes]]
 _SCOPE: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("streamflow_scope",
@@ -77,6 +78,11 @@ class Scope:
         self.task_group.start_soon(run, name=name)
         return Disposable(cancel.cancel)
 
+    def report(self, error: BaseException) -> None:
+        """An error no observer handled: cancel the scope's block, raise it at its exit."""
+        self.unhandled.append(error)
+        self.task_group.cancel_scope.cancel()
+
     async def relieve(self) -> None:
         """Await the backpressure hooks that have parked events (cheap when none has)."""
         for hook in self.pressure:
@@ -92,8 +98,10 @@ async def scope(limits: Limits | None = None) -> AsyncIterator[Scope]:
     given their own (``run(limits=...)`` passes its limits here).
 
     On exit it waits for the pumps still running (dispose them to stop early). An
-    exception raised in the block, or by an observer's ``on_error`` (reactivex
-    re-raises unhandled errors), is re-raised here as itself, not in a group.
+    exception raised in the block is re-raised here as itself, not in a group. An
+    error no observer handled -- a stream's ``ProviderError`` reaching an observer
+    subscribed with ``on_next`` only, a failing ``Block`` subscriber -- cancels the
+    block at once and is raised here, so it never vanishes.
     """
     try:
         async with anyio.create_task_group() as tg:
@@ -114,6 +122,14 @@ async def scope(limits: Limits | None = None) -> AsyncIterator[Scope]:
 def current_scope() -> Scope | None:
     """The innermost open scope of this context (``None`` outside any)."""
     return _SCOPE.get()
+
+
+def report_unhandled(error: BaseException) -> None:
+    """Hand an error no observer handled to the current scope; outside one, raise it."""
+    current = _SCOPE.get()
+    if current is None:
+        raise error
+    current.report(error)
 
 
 class Source(Observable[bytes]):
@@ -199,4 +215,4 @@ class Source(Observable[bytes]):
             else:
                 observer.on_error(error)
         except Exception as exc:  # an observer without on_error re-raises: surface it
-            owner.unhandled.append(exc)
+            owner.report(exc)

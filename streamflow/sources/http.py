@@ -4,11 +4,15 @@ Marble (one subscription = one HTTP request)::
 
     from_httpx(client, request)   --chunk--chunk--chunk--|
     non-2xx answer                #HTTPStatusError(status, type, message, retry_after)
+    no connection / no headers    #TransportError / #StreamTimeoutError("idle")
     dropped mid-body              --chunk--#TransportError
     disposed (take(n), Ctrl-C)    --chunk--  (response closed: the provider sees the disconnect)
 
-The status is checked before any byte reaches the parser: a non-2xx answer's body
-(at most 64 KiB) is read for its error envelope (:mod:`streamflow.sources.http_errors`).
+Every wait of the exchange is bounded: connecting by the request's connect timeout
+(:data:`CONNECT_TIMEOUT` when it has none), the response headers and a non-2xx
+error body (at most 64 KiB, read for its envelope, :mod:`streamflow.sources.http_errors`)
+each by the idle timeout as a whole, and every body read by the idle timeout.
+Each error names the method and URL, and a timeout says what had arrived.
 ``request`` is an ``httpx.Request`` (``client.build_request(...)``) or a factory of
 one, called per subscription (so a retry sends a fresh request). The response is
 always closed when the subscription ends: on completion, on error, and on dispose
@@ -17,53 +21,97 @@ always closed when the subscription ends: on completion, on error, and on dispos
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
 import anyio
 import httpx
 
 from ..limits import DEFAULT_LIMITS, Limits
-from .bridge import ChunkStream, Source
+from .bridge import ChunkStream, Source, current_scope
 from .http_body import body_chunks, body_chunks_sync
-from .http_errors import MAX_ERROR_BODY, status_error, transport_error
+from .http_errors import (
+    MAX_ERROR_BODY,
+    error_body_timeout,
+    headers_timeout,
+    status_error,
+    transport_error,
+)
 from .iterables import SyncSource
 
-__all__ = ["AsyncHTTPSource", "from_httpx"]
+__all__ = ["CONNECT_TIMEOUT", "AsyncHTTPSource", "from_httpx"]
 
 RequestLike = httpx.Request | Callable[[], httpx.Request]
+CONNECT_TIMEOUT = 10.0
+"""Seconds to connect when the client sets no connect timeout (``timeout=None``)."""
 
 
-def _request(request: RequestLike, read: float | None) -> httpx.Request:
-    """The request to send, with ``read`` as its read timeout.
+def _request(request: RequestLike, idle: float | None) -> httpx.Request:
+    """The request to send, every network wait of it bounded.
 
     httpx's default read timeout (5 s) would cut a stream while the model thinks:
-    async sources leave it to their own idle timer (``read=None``); a sync client
-    blocks in a worker thread, so its read timeout is the idle limit itself.
+    each read waits up to the idle limit instead. A connect (and pool) timeout the
+    client left unset becomes :data:`CONNECT_TIMEOUT`, an unset write timeout the
+    idle limit.
     """
     req = request() if callable(request) else request
     timeout = dict(req.extensions.get("timeout") or {})
-    timeout["read"] = read
+    timeout["read"] = idle
+    for key, default in (("connect", CONNECT_TIMEOUT), ("pool", CONNECT_TIMEOUT),
+                         ("write", idle)):
+        if timeout.get(key) is None:
+            timeout[key] = default
     req.extensions["timeout"] = timeout
     return req
 
 
-async def _read_error_body(response: httpx.Response) -> bytes:
+def _where(request: httpx.Request) -> str:
+    return f"{request.method} {request.url}"
+
+
+async def _read_error_body(response: httpx.Response, idle: float | None) -> bytes:
+    """The error body (64 KiB at most), read within ``idle`` seconds in all."""
     body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) >= MAX_ERROR_BODY:
-            break
+    try:
+        with anyio.fail_after(idle):
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) >= MAX_ERROR_BODY:
+                    break
+    except (TimeoutError, httpx.TimeoutException):
+        timeout = error_body_timeout(response, bytes(body), idle or 0.0)
+        raise timeout from timeout.__cause__
+    except httpx.HTTPError as exc:
+        raise transport_error(exc, _where(response.request)) from exc
     return bytes(body[:MAX_ERROR_BODY])
 
 
-def _read_error_body_sync(response: httpx.Response) -> bytes:
+def _read_error_body_sync(response: httpx.Response, idle: float | None) -> bytes:
     body = bytearray()
-    for chunk in response.iter_bytes():
-        body += chunk
-        if len(body) >= MAX_ERROR_BODY:
-            break
+    started = time.monotonic()
+    try:
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) >= MAX_ERROR_BODY:
+                break
+            if idle is not None and time.monotonic() - started > idle:
+                raise TimeoutError
+    except (TimeoutError, httpx.TimeoutException):
+        timeout = error_body_timeout(response, bytes(body), idle or 0.0)
+        raise timeout from timeout.__cause__
+    except httpx.HTTPError as exc:
+        raise transport_error(exc, _where(response.request)) from exc
     return bytes(body[:MAX_ERROR_BODY])
+
+
+async def _body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    """The body chunks; an httpx failure becomes a typed error naming the request."""
+    try:
+        async for chunk in body_chunks(response):  # bounded pieces: a gzip bomb cannot balloon
+            yield chunk
+    except httpx.HTTPError as exc:
+        raise transport_error(exc, _where(response.request)) from exc
 
 
 class AsyncHTTPSource(Source):
@@ -85,16 +133,33 @@ class AsyncHTTPSource(Source):
         """Send the request; yield the body chunks; close the response on exit."""
         return self._open()
 
+    def _idle(self) -> float | None:
+        owner = current_scope()
+        limits = self.limits or (owner.limits if owner is not None else None) \
+            or self.default_limits
+        return limits.idle_timeout
+
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[AsyncIterator[bytes]]:
-        response = await self.client.send(_request(self.request, None), stream=True)
+        idle = self._idle()
+        request = _request(self.request, idle)
+        try:
+            with anyio.fail_after(idle):
+                response = await self.client.send(request, stream=True)
+        except (TimeoutError, httpx.ReadTimeout):
+            raise headers_timeout(request, idle or 0.0) from None
+        except httpx.HTTPError as exc:
+            raise transport_error(exc, _where(request)) from exc
+        body = _body(response)
         try:
             if not response.is_success:
-                body = await _read_error_body(response)
-                raise status_error(response.status_code, response.headers, body)
-            yield body_chunks(response)  # bounded pieces: a gzip bomb cannot balloon
+                raise status_error(response.status_code, response.headers,
+                                   await _read_error_body(response, idle),
+                                   where=_where(request))
+            yield body
         finally:
             with anyio.CancelScope(shield=True):
+                await body.aclose()
                 await response.aclose()
 
 
@@ -104,15 +169,28 @@ def _sync_opener(client: httpx.Client, request: RequestLike,
 
     @contextmanager
     def opener() -> Iterator[Iterator[bytes]]:
-        response = client.send(_request(request, idle), stream=True)
+        req = _request(request, idle)
+        try:
+            response = client.send(req, stream=True)
+        except httpx.ReadTimeout:
+            raise headers_timeout(req, idle or 0.0) from None
+        except httpx.HTTPError as exc:
+            raise transport_error(exc, _where(req)) from exc
         try:
             if not response.is_success:
                 raise status_error(response.status_code, response.headers,
-                                   _read_error_body_sync(response))
-            yield body_chunks_sync(response)
+                                   _read_error_body_sync(response, idle), where=_where(req))
+            yield _body_sync(response)
         finally:
             response.close()
     return opener
+
+
+def _body_sync(response: httpx.Response) -> Iterator[bytes]:
+    try:
+        yield from body_chunks_sync(response)
+    except httpx.HTTPError as exc:
+        raise transport_error(exc, _where(response.request)) from exc
 
 
 def from_httpx(client: httpx.AsyncClient | httpx.Client, request: RequestLike, *,
@@ -123,7 +201,7 @@ def from_httpx(client: httpx.AsyncClient | httpx.Client, request: RequestLike, *
     ``async with streamflow.scope()``. With a sync ``httpx.Client`` it also works
     without any event loop (pushing in the subscribing thread); inside a scope
     each blocking read runs in a worker thread, and a dispose takes effect once the
-    read in progress returns (bounded by the client's read timeout).
+    read in progress returns (bounded by the idle limit, the read timeout here).
     """
     if isinstance(client, httpx.AsyncClient):
         return AsyncHTTPSource(client, request, limits=limits)

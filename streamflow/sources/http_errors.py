@@ -9,7 +9,12 @@
 * anything else: the text itself (cut to 500 characters) as the message.
 
 :func:`transport_error` maps httpx exceptions: a read timeout is
-``StreamTimeoutError("idle")``, everything else a ``TransportError``.
+``StreamTimeoutError("idle")``, a connect or pool timeout
+``StreamTimeoutError("connect")``, everything else a ``TransportError``; given
+``where`` (``"POST https://..."``) the message names the request.
+:func:`headers_timeout` and :func:`error_body_timeout` are the timeouts of the two
+waits before a body: no response headers, and a non-2xx error body that never ends
+(it keeps the status and the bytes that did arrive).
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from pydantic_core import from_json
 
 from ..errors import HTTPStatusError, StreamflowError, StreamTimeoutError, TransportError
 
-__all__ = ["MAX_ERROR_BODY", "status_error", "transport_error"]
+__all__ = ["MAX_ERROR_BODY", "error_body_timeout", "headers_timeout", "status_error",
+           "transport_error"]
 
 MAX_ERROR_BODY = 64 * 1024
 
@@ -32,11 +38,12 @@ def _text(value: Any) -> str | None:
 
 
 def status_error(status: int, headers: Mapping[str, str], body: bytes,
-                 dialect: str | None = None) -> HTTPStatusError:
+                 dialect: str | None = None, *, where: str | None = None) -> HTTPStatusError:
     """The :class:`HTTPStatusError` for a non-2xx answer, its envelope read (see module doc).
 
     Each dialect knows its provider's envelope (``Decoder.http_error``): ``dialect``'s
-    is asked first, then every registered dialect's, in registry order.
+    is asked first, then every registered dialect's, in registry order. ``where``
+    (``"POST https://host/v1/messages"``) is named in the message.
     """
     head = {k.lower(): v for k, v in headers.items()}
     text = body.decode("utf-8", "replace")
@@ -53,8 +60,9 @@ def status_error(status: int, headers: Mapping[str, str], body: bytes,
         or head.get("x-amzn-requestid")
     if message is None:
         message = text.strip()[:500] or _reason(status)
-    return HTTPStatusError(f"HTTP {status}: {message}", status=status, headers=head, type=type_,
-                           body=payload if payload is not None else text,
+    origin = f" from {where}" if where else ""
+    return HTTPStatusError(f"HTTP {status}{origin}: {message}", status=status, headers=head,
+                           type=type_, body=payload if payload is not None else text,
                            request_id=request_id)
 
 
@@ -80,20 +88,59 @@ def _reason(status: int) -> str:
     return httpx.codes.get_reason_phrase(status) or "error"
 
 
-def transport_error(exc: Exception) -> Exception:
+def transport_error(exc: Exception, where: str | None = None) -> Exception:
     """A streamflow error for an httpx exception (others are returned unchanged)."""
     if isinstance(exc, StreamflowError):
         return exc
+    suffix = f" ({where})" if where else ""
+    out: Exception
     if isinstance(exc, httpx.ReadTimeout):
-        timeout = (exc.request.extensions.get("timeout") or {}).get("read") \
-            if _has_request(exc) else None
-        out: Exception = StreamTimeoutError("idle", float(timeout or 0))
+        out = _timeout("idle", _timeout_of(exc, "read"), suffix)
+    elif isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)):
+        key = "connect" if isinstance(exc, httpx.ConnectTimeout) else "pool"
+        out = _timeout("connect", _timeout_of(exc, key), f": no connection{suffix}")
     elif isinstance(exc, (httpx.TransportError, httpx.StreamError)):
-        out = TransportError(f"{type(exc).__name__}: {exc}")
+        out = TransportError(f"{type(exc).__name__}: {exc or 'connection failed'}{suffix}")
     else:
         return exc
     out.__cause__ = exc
     return out
+
+
+def headers_timeout(request: httpx.Request, seconds: float) -> StreamTimeoutError:
+    """No response headers within ``seconds`` (the idle limit) after sending ``request``."""
+    return _timeout("idle", seconds,
+                    f": no response headers from {request.method} {request.url}")
+
+
+def error_body_timeout(response: httpx.Response, received: bytes,
+                       seconds: float) -> StreamTimeoutError:
+    """A non-2xx answer whose error body did not end within ``seconds``.
+
+    The message names the status and the request and shows what arrived; the
+    :class:`HTTPStatusError` read from those bytes is the error's ``__cause__``.
+    """
+    request = response.request
+    where = f"{request.method} {request.url}"
+    shown = received[:200].decode("utf-8", "replace")
+    out = _timeout("idle", seconds,
+                   f": HTTP {response.status_code} from {where}, its error body unfinished "
+                   f"after {len(received)} bytes: {shown!r}")
+    out.__cause__ = status_error(response.status_code, response.headers, received, where=where)
+    return out
+
+
+def _timeout(kind: str, seconds: float, detail: str) -> StreamTimeoutError:
+    out = StreamTimeoutError(kind, seconds)
+    out.message = out.message + detail
+    out.args = (out.message,)
+    return out
+
+
+def _timeout_of(exc: httpx.TimeoutException, key: str) -> float:
+    if not _has_request(exc):
+        return 0.0
+    return float((exc.request.extensions.get("timeout") or {}).get(key) or 0)
 
 
 def _has_request(exc: httpx.RequestError) -> bool:

@@ -14,6 +14,13 @@ Two inputs are understood:
 chunks. Timing follows an absolute schedule (chunk ``i`` is due ``t_i / speed``
 after the start), so sleep overshoot does not accumulate.
 
+Recorded times are not trusted: a time that goes backwards counts as no pause, a
+time that is not a finite number is a ``ValueError`` (raised when the timeline is
+loaded or the replay starts), and a pause longer than ``max_pause`` -- by default
+the idle limit in effect (600 s unless the source or ``run()`` set one) -- ends the
+replay with :class:`~streamflow.errors.StreamTimeoutError` at that point, as the live
+stream would have, instead of sleeping (``"t": 1e308`` never hangs).
+
 * :class:`ReplaySource` -- a :class:`~streamflow.sources.bridge.Source` for
   :func:`streamflow.run` and reactivex (asyncio and trio; outside a scope, as in
   ``run_sync``, it pushes in the subscribing thread, blocking between chunks);
@@ -25,6 +32,7 @@ after the start), so sleep overshoot does not accumulate.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -36,9 +44,10 @@ import anyio
 import anyio.lowlevel
 from reactivex import abc
 
-from ..limits import Limits
+from ..errors import StreamTimeoutError
+from ..limits import DEFAULT_LIMITS, Limits
 from ..recording import Recording, is_recording, read_recording
-from .bridge import Source
+from .bridge import Source, current_scope
 from .file import framing_for_path
 from .iterables import from_iterable
 
@@ -48,12 +57,14 @@ __all__ = [
     "load_timeline",
     "replay_async",
     "replay_sync",
+    "schedule",
     "split_body",
 ]
 
 Timeline = list[tuple[float, bytes]]
 PathLike = str | os.PathLike[str]
 DEFAULT_INTERVAL = 0.02
+MAX_PAUSE = DEFAULT_LIMITS.idle_timeout
 _PIECE = 1024
 
 
@@ -120,20 +131,52 @@ def load_timeline(source: PathLike | Recording | bytes, *,
     return [(i * interval, piece) for i, piece in enumerate(pieces)]
 
 
-def _due(t: float, speed: float | None) -> float | None:
-    return t / speed if speed else None
+def _check_speed(speed: float | None) -> None:
+    if speed is not None and not (speed >= 0 and not math.isnan(speed)):
+        raise ValueError(f"replay speed must be a number >= 0, not {speed!r}")
+
+
+def schedule(timeline: Timeline, speed: float | None = 1.0,
+             max_pause: float | None = MAX_PAUSE) -> list[float | StreamTimeoutError]:
+    """When each chunk is due, in seconds after the start (``speed`` applied).
+
+    A backwards time is no pause; a non-finite time is a ``ValueError``. The entry
+    of a chunk after a pause longer than ``max_pause`` is the
+    :class:`StreamTimeoutError` to raise there instead (the rest is cut off).
+    """
+    _check_speed(speed)
+    out: list[float | StreamTimeoutError] = []
+    last = due = 0.0
+    for index, (t, _) in enumerate(timeline):
+        if not math.isfinite(t):
+            raise ValueError(f"chunk {index}: recorded time {t!r} is not a finite number")
+        gap = max(0.0, t - last) / speed if speed else 0.0
+        last = max(last, t)
+        if max_pause is not None and gap > max_pause:
+            error = StreamTimeoutError("idle", max_pause)
+            error.message += (f": the recording pauses {gap:g}s before chunk {index} "
+                              f"(speed {speed:g})")
+            error.args = (error.message,)
+            out.append(error)
+            break
+        due += gap
+        out.append(due)
+    return out
 
 
 async def replay_async(timeline: Timeline, *, speed: float | None = 1.0,
                        sleep: Callable[[float], Awaitable[Any]] | None = None,
-                       clock: Callable[[], float] | None = None) -> AsyncIterator[bytes]:
-    """Yield the chunks of ``timeline`` on schedule (see the module doc)."""
+                       clock: Callable[[], float] | None = None,
+                       max_pause: float | None = MAX_PAUSE) -> AsyncIterator[bytes]:
+    """Yield the chunks of ``timeline`` on schedule (see the module doc and :func:`schedule`)."""
     sleep = sleep or anyio.sleep
     clock = clock or anyio.current_time
+    dues = schedule(timeline, speed, max_pause)
     start = clock()
-    for t, chunk in timeline:
-        due = _due(t, speed)
-        wait = (start + due - clock()) if due is not None else 0.0
+    for due, (_, chunk) in zip(dues, timeline, strict=False):
+        if isinstance(due, StreamTimeoutError):
+            raise due
+        wait = start + due - clock() if speed else 0.0
         if wait > 0:
             await sleep(wait)
         else:
@@ -144,13 +187,16 @@ async def replay_async(timeline: Timeline, *, speed: float | None = 1.0,
 def replay_sync(source: PathLike | Recording | Timeline, *, speed: float | None = None,
                 sleep: Callable[[float], Any] = time.sleep,
                 clock: Callable[[], float] = time.monotonic,
-                interval: float = DEFAULT_INTERVAL) -> Iterator[bytes]:
+                interval: float = DEFAULT_INTERVAL,
+                max_pause: float | None = MAX_PAUSE) -> Iterator[bytes]:
     """The chunks of a recording or raw body, blocking between them when ``speed`` is set."""
     timeline = source if isinstance(source, list) else load_timeline(source, interval=interval)
+    dues = schedule(timeline, speed, max_pause)
     start = clock()
-    for t, chunk in timeline:
-        due = _due(t, speed)
-        if due is not None:
+    for due, (_, chunk) in zip(dues, timeline, strict=False):
+        if isinstance(due, StreamTimeoutError):
+            raise due
+        if speed:
             wait = start + due - clock()
             if wait > 0:
                 sleep(wait)
@@ -172,6 +218,7 @@ class ReplaySource(Source):
                  sleep: Callable[[float], Awaitable[Any]] | None = None,
                  clock: Callable[[], float] | None = None) -> None:
         super().__init__(limits)
+        _check_speed(speed)
         self.speed = speed
         self._sleep = sleep
         self._clock = clock
@@ -189,6 +236,12 @@ class ReplaySource(Source):
             self.timeline = load_timeline(path, interval=interval)
             self.dialect = dialect
             self.framing = framing or framing_for_path(path)
+        schedule(self.timeline, speed, None)  # a non-finite time fails here, not mid-replay
+
+    def _max_pause(self) -> float | None:
+        owner = current_scope()
+        limits = self.limits or (owner.limits if owner is not None else None) or DEFAULT_LIMITS
+        return limits.idle_timeout
 
     @property
     def body(self) -> bytes:
@@ -197,7 +250,8 @@ class ReplaySource(Source):
 
     def subscribe_sync(self, observer: abc.ObserverBase[bytes]) -> abc.DisposableBase:
         """Outside a scope: push in this thread, blocking between chunks when ``speed`` is set."""
-        chunks = from_iterable(lambda: replay_sync(self.timeline, speed=self.speed))
+        chunks = from_iterable(lambda: replay_sync(self.timeline, speed=self.speed,
+                                                   max_pause=self._max_pause()))
         return chunks.subscribe_sync(observer)
 
     def open(self) -> Any:
@@ -207,7 +261,7 @@ class ReplaySource(Source):
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[AsyncIterator[bytes]]:
         chunks = replay_async(self.timeline, speed=self.speed, sleep=self._sleep,
-                              clock=self._clock)
+                              clock=self._clock, max_pause=self._max_pause())
         try:
             yield chunks
         finally:

@@ -1,7 +1,10 @@
 """Tools: typed Python functions the model can call (schema, registry, results).
 
-The sans-IO half lives here (schemas from type hints, validation, result shapes);
-running the calls concurrently is :class:`streamflow.sinks.tools.ToolDispatcher`.
+The sans-IO half lives here (schemas from type hints, validation, result shapes):
+:class:`ToolRegistry` holds the tools, :func:`prepare_call` validates one call.
+Running the calls is :class:`streamflow.ToolDispatchSink` (the sink ``run()`` feeds;
+``streamflow.sinks.tools.ToolDispatcher`` is the runner it uses), and
+:class:`streamflow.Agent` loops stream -> tools -> next turn.
 """
 
 from __future__ import annotations

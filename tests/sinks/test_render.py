@@ -179,7 +179,7 @@ def test_tool_call_line_grows_with_partial_arguments() -> None:
 def test_footer_shows_model_tokens_ttft_rate_and_cost() -> None:
     console, buf = tty()
     usage = Usage(prompt_tokens=1200, response_tokens=50, cost=0.0123)
-    feed(RenderSink(console, clock=Ticker(0.01)), events("Hi there.", usage=usage))
+    feed(RenderSink(console, clock=Ticker(0.2)), events("Hi there.", usage=usage))
     footer = visible(buf.getvalue()).strip().splitlines()[-1]
     assert footer.startswith("claude-test · 1,200 in · 50 out · TTFT 0.")
     assert "tok/s" in footer and "$0.0123" in footer and footer.endswith("stop")

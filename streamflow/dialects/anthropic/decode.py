@@ -47,11 +47,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pydantic import BaseModel
 from pydantic_core import from_json
 
 from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
+from ...limits import Limits
 from ..base import Decoder, expect_obj, expect_str, load_json
 from ..wire_values import token_count
 from . import wire
@@ -107,10 +109,14 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
     is_terminator = staticmethod(wire.is_terminator)
     error_frame = staticmethod(wire.error_frame)
     http_error = staticmethod(wire.http_error)
-    parse_wire = staticmethod(parse_event)
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    @staticmethod
+    def parse_wire(data: str | bytes) -> BaseModel:
+        """Validate one payload into its typed wire model (for the ``decode`` operator)."""
+        return parse_event(data)
+
+    def __init__(self, *, limits: Limits | None = None, clock: Any = None) -> None:
+        super().__init__(limits=limits, clock=clock)
         self._blocks = BlockMapper(self.emitter, self.limits)
         self._started = False
         self._usage: JSONDict = {}

@@ -69,13 +69,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pydantic import BaseModel
 from pydantic_core import from_json
 
 from ...errors import IncompleteStreamError, ProtocolError, ProviderError, StreamflowError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
+from ...limits import Limits
 from ...message import Message
-from ..base import Decoder, Emitter, load_json
+from ..base import Decoder, Emitter, load_json, parse_payload
 from ..wire_values import token_count
 from . import wire
 from .choice import ChoiceMapper
@@ -122,10 +124,14 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
     is_terminator = staticmethod(wire.is_terminator)
     error_frame = staticmethod(wire.error_frame)
     http_error = staticmethod(wire.http_error)
-    parse_wire = staticmethod(parse_event)
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    @staticmethod
+    def parse_wire(data: str | bytes) -> BaseModel:
+        """Validate one payload into its typed wire model (for the ``decode`` operator)."""
+        return parse_event(data)
+
+    def __init__(self, *, limits: Limits | None = None, clock: Any = None) -> None:
+        super().__init__(limits=limits, clock=clock)
         self._first = ChoiceMapper(self.emitter, 0)
         self._others: dict[int, ChoiceMapper] = {}
         self._meta: JSONDict = {}
@@ -180,7 +186,7 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
                 if not stripped:
                     return
             try:
-                chunk = from_json(data)
+                chunk = parse_payload(data)
             except ValueError:
                 chunk = load_json(data, "openai-chat chunk")  # raises the ProtocolError
             if type(chunk) is not dict:

@@ -1,8 +1,9 @@
 """Dialect ``uni``: UniEvent itself on the wire, so streamflow can feed streamflow.
 
 Each frame is one UniEvent in its JSON form (:meth:`UniEvent.to_dict`), as SSE
-(``data: {...}``, dialect ``uni``, what :func:`encode_sse` writes) or JSON lines
-(dialect ``uni-jsonl``, :func:`encode_jsonl`; ``dialect="auto"`` recognises both).
+(``data: {...}``, dialect ``uni``, what :class:`~.encode.UniEncoder` writes) or JSON
+lines (dialect ``uni-jsonl``, :class:`~.encode.UniJSONLEncoder`; ``dialect="auto"``
+recognises both).
 A recorded pipeline can thus be served and consumed by another streamflow process
 and give the very same events, ``created_at`` and ``provider`` slots included.
 
@@ -12,13 +13,15 @@ an open group, stop last with usage and a valid finish reason), field types, and
 the configured limits. The stop event ends the stream; a body that ends without
 it is :class:`IncompleteStreamError`. A stream that failed is recorded as a last
 frame ``{"error": {...}}`` (:meth:`StreamflowError.to_dict`, what the encoders
-write for an exception) and decodes to the same typed error.
+write for an exception) and decodes to the same typed error; an optional
+``"provider"`` object beside it is the partial message's provider data that no
+event carried (kept server-tool blocks), merged into the error's partial. An SSE event of type
+``replay`` (what ``from_redis(..., last_event_id=...)`` sends for the events the
+reader already has) is checked and assembled into the message but not delivered.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 from typing import Any, ClassVar
 
 from ... import errors as _errors
@@ -33,7 +36,6 @@ from ...events import (
     FINISH_REASONS,
     ContentItem,
     ToolCallItem,
-    UniEvent,
     event_from_dict,
     join_fragments,
 )
@@ -42,33 +44,12 @@ from ...partial_json import parse_arguments
 from ..base import Decoder, load_json
 from ..wire_base import frame_data, json_line, sse_json
 from ..wire_values import token_count
+from .encode import encode_jsonl, encode_sse, to_json
 
 __all__ = ["UniDecoder", "UniJSONLDecoder", "encode_jsonl", "encode_sse", "error_from_dict",
            "to_json"]
 
 _STRINGS = ("name", "tool_call_id", "mime_type")
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(value).decode("ascii")
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
-def to_json(item: UniEvent | StreamflowError) -> str:
-    """The JSON text of an event, or ``{"error": {...}}`` for a stream's final error."""
-    obj = {"error": item.to_dict()} if isinstance(item, StreamflowError) else item.to_dict()
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_default)
-
-
-def encode_jsonl(item: UniEvent | StreamflowError) -> bytes:
-    """One JSON line (``uni-jsonl``)."""
-    return to_json(item).encode("utf-8") + b"\n"
-
-
-def encode_sse(item: UniEvent | StreamflowError) -> bytes:
-    """One data-only SSE event (``uni``)."""
-    return b"data: " + to_json(item).encode("utf-8") + b"\n\n"
 
 
 def error_from_dict(data: Any) -> StreamflowError:
@@ -176,19 +157,24 @@ class UniDecoder(Decoder[ServerSentEvent]):
         if type(obj) is not dict:
             raise ProtocolError("uni event is not a JSON object", raw=frame.data)
         if "error" in obj and "event_type" not in obj:
+            if type(obj.get("provider")) is dict:  # the partial's message-level provider data
+                self.emitter.note(obj["provider"])
             raise error_from_dict(obj["error"])
         if type(obj.get("content_items", [])) is not list:
             raise ProtocolError("content_items must be a list", raw=frame.data)
         try:
             event = event_from_dict(obj)
-        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-            # event_from_dict reads untrusted JSON here: a missing or mistyped field
+        except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+            # event_from_dict reads untrusted JSON here: a missing or mistyped field (or
+            # a number out of range: created_at 1e999)
             raise ProtocolError(f"not a UniEvent ({type(exc).__name__}: {exc})",
                                 raw=frame.data) from None
         if event.provider is not None and type(event.provider) is not dict:
             raise ProtocolError("event provider must be an object", raw=frame.data)
         em = self.emitter
         if event.event_type == "stop":
+            if event.content_items:
+                raise ProtocolError("stop event carries items", raw=frame.data)
             if event.finish_reason not in FINISH_REASONS or event.usage_metadata is None:
                 raise ProtocolError("stop event without usage_metadata and a finish_reason",
                                     raw=frame.data)
@@ -204,6 +190,8 @@ class UniDecoder(Decoder[ServerSentEvent]):
                 if item.type.endswith(".done") and asm.open_kind == item.kind:
                     _check_done(item, asm.open_item, asm.fragments)
         em.forward(event)  # the grammar table and the limits
+        if frame.event == "replay":  # an event a resumed reader has: the message only
+            em.out.pop()
 
 
 class UniJSONLDecoder(UniDecoder):

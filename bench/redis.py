@@ -1,0 +1,208 @@
+"""``python -m bench.redis``: a stream's trip through Redis Streams, on a real redis-server.
+
+Starts Debian's ``redis-server`` on a free loopback port (temp dir, no persistence),
+then, in one asyncio process:
+
+* **the floor** -- redis-py alone: ``XADD`` a timestamp, ``XREAD BLOCK`` it;
+* **added latency** -- a producer (``run(source, RedisStreamSink)``) and a reader
+  (``run(from_redis(...))``) of the same key; the source stamps
+  ``perf_counter_ns()`` into each text delta right before pushing it, the reader's
+  sink subtracts it on arrival: p50/p99 over every event, for 1 stream (one event
+  every ``--gap`` s) and for ``--streams`` concurrent ones (one every ``--load-gap`` s);
+* **aggregate events/s** -- ``--streams`` producers writing ``--events`` events each
+  as fast as they can while a reader per stream tails it; events delivered to the
+  readers per second of wall time.
+
+``--quick`` runs tiny sizes (a smoke test). Absolute figures depend on the machine
+(and on what else it runs); ``bench/README.md`` records one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+
+import streamflow
+from streamflow.events import UniEvent
+from streamflow.sinks import RedisStreamSink
+from streamflow.sources import from_async_iterable, from_redis
+from streamflow.sources.redis_streams import RedisLink
+
+
+def _frame(obj: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+def _delta(text: str) -> bytes:
+    return _frame({"role": "assistant", "event_type": "delta",
+                   "content_items": [{"type": "text.delta", "text": text}],
+                   "usage_metadata": None, "finish_reason": None, "created_at": 1})
+
+
+def _tail(text: str) -> bytes:
+    done = _frame({"role": "assistant", "event_type": "delta",
+                   "content_items": [{"type": "text.done", "text": text}],
+                   "usage_metadata": None, "finish_reason": None, "created_at": 1})
+    stop = _frame({"role": "assistant", "event_type": "stop", "content_items": [],
+                   "usage_metadata": {"prompt_tokens": 1, "response_tokens": 1},
+                   "finish_reason": "stop", "created_at": 1})
+    return done + stop
+
+
+def stamped(events: int, gap: float) -> Any:
+    """A uni body source whose text deltas carry the time they were pushed (ns)."""
+
+    async def body() -> AsyncIterator[bytes]:
+        text = []
+        for _ in range(events):
+            if gap:
+                await anyio.sleep(gap)
+            piece = f"{time.perf_counter_ns()} "
+            text.append(piece)
+            yield _delta(piece)
+        yield _tail("".join(text))
+
+    return from_async_iterable(body)
+
+
+class Arrivals:
+    """A sink noting, per text delta, now minus the stamp it carries (ns)."""
+
+    def __init__(self, out: list[int]) -> None:
+        self.out = out
+
+    def on_next(self, event: Any) -> None:
+        if type(event) is UniEvent and event.content_items:
+            item = event.content_items[0]
+            if item.type == "text.delta":
+                self.out.append(time.perf_counter_ns() - int(item.text.split()[0]))
+
+    def on_error(self, error: Exception) -> None:
+        pass
+
+    def on_completed(self) -> None:
+        pass
+
+
+async def one_stream(link: RedisLink, key: str, events: int, gap: float,
+                     out: list[int]) -> None:
+    """A producer and a reader of ``key``; the reader joins right after the start entry."""
+    url = link.url
+    async with RedisStreamSink(url, key, heartbeat=5.0, link=link) as sink, \
+            anyio.create_task_group() as tg:
+        tg.start_soon(lambda: streamflow.run(from_redis(url, key, link=link), Arrivals(out)))
+        await streamflow.run(stamped(events, gap), sink)
+
+
+async def many(url: str, streams: int, events: int, gap: float,
+               tag: str) -> tuple[list[int], float]:
+    out: list[int] = []
+    link = RedisLink(url)  # one connection pool for every producer and reader, as an app would
+    started, cpu = time.perf_counter(), time.process_time()
+    async with anyio.create_task_group() as tg:
+        for i in range(streams):
+            tg.start_soon(one_stream, link, f"bench:{tag}:{i}", events, gap, out)
+    many.cpu = time.process_time() - cpu  # type: ignore[attr-defined]
+    await link.aclose()
+    return out, time.perf_counter() - started
+
+
+def _ms(values: list[int], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] / 1e6
+
+
+def _port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def raw_floor(url: str, events: int, gap: float) -> list[int]:
+    """The floor: redis-py alone, ``XADD`` a stamp, ``XREAD BLOCK`` it in another task."""
+    import redis.asyncio
+
+    client = redis.asyncio.Redis.from_url(url, decode_responses=True)
+    out: list[int] = []
+
+    async def read() -> None:
+        cursor = "0-0"
+        while len(out) < events:
+            for _, pairs in await client.xread({"bench:raw": cursor}, block=1000) or []:
+                for entry_id, fields in pairs:
+                    out.append(time.perf_counter_ns() - int(fields["t"]))
+                    cursor = entry_id
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read)
+        for _ in range(events):
+            await anyio.sleep(gap)
+            await client.xadd("bench:raw", {"t": str(time.perf_counter_ns())})
+    await client.aclose()
+    return out
+
+
+async def measure(url: str, streams: int, events: int, gap: float, load_gap: float) -> None:
+    await many(url, 2, 10, 0.0, "warm")  # imports, first connections
+    floor = await raw_floor(url, events, gap)
+    print(f"redis-py floor, XADD->XREAD:    p50 {_ms(floor, 0.5):7.2f} ms   "
+          f"p99 {_ms(floor, 0.99):7.2f} ms   ({len(floor)} entries, one per {gap * 1e3:g} ms)")
+    single, _ = await many(url, 1, events, gap, "one")
+    print(f"added latency, 1 stream:        p50 {_ms(single, 0.5):7.2f} ms   "
+          f"p99 {_ms(single, 0.99):7.2f} ms   ({len(single)} events, one per {gap * 1e3:g} ms)")
+    loaded, _ = await many(url, streams, 10, load_gap, "load")
+    print(f"added latency, {streams} streams:   p50 {_ms(loaded, 0.5):7.2f} ms   "
+          f"p99 {_ms(loaded, 0.99):7.2f} ms   ({len(loaded)} events, one per "
+          f"{load_gap * 1e3:g} ms per stream)")
+    burst, seconds = await many(url, streams, events, 0.0, "rate")
+    cpu = many.cpu  # type: ignore[attr-defined]
+    print(f"aggregate, {streams} streams:       {len(burst) / seconds:9.0f} events/s delivered "
+          f"({len(burst)} events in {seconds:.2f} s, written and read through Redis)")
+    print(f"   per CPU second of this process:   {len(burst) / cpu:9.0f} events/s "
+          f"(both ends in one process; load average {os.getloadavg()[0]:.1f})")
+    print(f"   median per-event trip in that burst: {statistics.median(burst) / 1e6:.1f} ms")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.redis", description=__doc__)
+    parser.add_argument("--streams", type=int, default=200)
+    parser.add_argument("--events", type=int, default=200)
+    parser.add_argument("--gap", type=float, default=0.005, help="seconds between events")
+    parser.add_argument("--load-gap", type=float, default=0.5,
+                        help="seconds between events of each stream when all run at once")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.streams, args.events, args.load_gap = 5, 20, 0.01
+    binary = shutil.which("redis-server")
+    if binary is None:
+        print("redis-server is not installed (apt-get install -y redis-server)")
+        return 2
+    port = _port()
+    with tempfile.TemporaryDirectory() as tmp:
+        server = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir",
+                                   tmp, "--save", "", "--appendonly", "no"],
+                                  stdout=subprocess.DEVNULL)
+        try:
+            time.sleep(0.3)
+            anyio.run(measure, f"redis://127.0.0.1:{port}/0", args.streams, args.events,
+                      args.gap, args.load_gap)
+        finally:
+            server.kill()
+            server.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,130 @@
+"""``streamflow convert``: a recorded body re-written in another wire format.
+
+``streamflow convert FILE|- --to DIALECT [--from auto] [-o OUT] [--option KEY=VALUE]``
+reads the body in chunks through :class:`~streamflow.decoder.StreamDecoder` and
+writes each event's bytes through the target's encoder as it is decoded (never the
+whole body in memory). A stream that fails is written with the target's in-band
+error event, and the error is reported on stderr. ``--option`` passes an encoder
+flavour (``--option reasoning=reasoning_content`` for openai-chat).
+
+Exit codes: 0 converted; 1 the stream failed (the body written so far ends with the
+target's error event); 2 the input could not be read or an option is wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+from ..decoder import StreamDecoder
+from ..dialects import dialect_names, encoder_names, get_encoder
+from ..errors import StreamflowError
+from ..events import UniEvent
+from ..framing import FRAMERS
+from .inspect import CHUNK_SIZE, resolve_framing
+
+__all__ = ["add_arguments", "convert_body", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the options of ``streamflow convert``."""
+    parser.add_argument("file", metavar="FILE",
+                        help="the raw response body as recorded, or - to read standard input")
+    parser.add_argument("--to", required=True, choices=encoder_names(), metavar="DIALECT",
+                        help=f"target wire format: {', '.join(encoder_names())}")
+    parser.add_argument("--from", dest="source", default="auto",
+                        choices=["auto", *dialect_names()],
+                        help="source wire format (default: detected from the first event)")
+    parser.add_argument("--framing", default="auto", choices=["auto", *FRAMERS],
+                        help="source framing (default: the dialect's own; ndjson for .jsonl)")
+    parser.add_argument("-o", "--output", default="-", metavar="OUT",
+                        help="where to write the converted body (default: standard output)")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an encoder option (flavour), e.g. reasoning=reasoning_content")
+
+
+def _events(source: BinaryIO, decoder: StreamDecoder) -> Iterator[UniEvent]:
+    while chunk := source.read(CHUNK_SIZE):
+        yield from decoder.feed(chunk)
+    yield from decoder.close()
+
+
+def convert_body(source: BinaryIO, out: BinaryIO, to: str, source_dialect: str = "auto",
+                 framing: str | None = None, **flavour: Any) -> StreamflowError | None:
+    """Re-write the body read from ``source`` in dialect ``to`` onto ``out``, as it decodes.
+
+    Returns the stream's error (already written in-band), or ``None``. ``OSError``
+    from reading or writing propagates; a bad flavour raises ``TypeError``.
+    """
+    encoder = get_encoder(to)(**flavour)
+    decoder = StreamDecoder(source_dialect, framing=framing)
+    events = _events(source, decoder)
+    try:
+        while True:
+            try:
+                event = next(events)
+            except StopIteration:
+                return None
+            chunk = encoder.feed(event)
+            if chunk:
+                out.write(chunk)
+                out.flush()
+    except StreamflowError as exc:
+        for event in exc.events:  # decoded in the failing feed: delivered first
+            out.write(encoder.feed(event))
+        out.write(encoder.fail(exc))
+        out.flush()
+        return exc
+
+
+def _options(pairs: list[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--option takes KEY=VALUE, got {pair!r}")
+        options[key] = {"true": True, "false": False}.get(value.lower(), value)
+    return options
+
+
+def _open(name: str, mode: str, std: BinaryIO, verb: str) -> BinaryIO | None:
+    """The file ``name`` (``-``: ``std``), or ``None`` after saying why it cannot be opened."""
+    if name == "-":
+        return std
+    try:
+        return open(name, mode)  # type: ignore[return-value]  # a binary mode: BinaryIO
+    except OSError as exc:
+        print(f"streamflow convert: cannot {verb} {name}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``streamflow convert``; returns the exit code."""
+    framing = resolve_framing(args.framing, args.file)
+    try:
+        flavour = _options(args.option)
+        get_encoder(args.to)(**flavour)
+    except (TypeError, ValueError) as exc:
+        print(f"streamflow convert: {exc}", file=sys.stderr)
+        return 2
+    source = _open(args.file, "rb", sys.stdin.buffer, "read")
+    if source is None:
+        return 2
+    out = _open(args.output, "wb", sys.stdout.buffer, "write")
+    if out is None:
+        return 2
+    try:
+        error = convert_body(source, out, args.to, args.source, framing, **flavour)
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+        if out is not sys.stdout.buffer:
+            out.close()
+    if error is not None:
+        print(f"streamflow convert: the stream failed: {type(error).__name__}: {error.message}",
+              file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,1 @@
+"""AG-UI (the Agent-User Interaction protocol) events over SSE: a write-only target."""

@@ -1,0 +1,136 @@
+"""UniEvents (or a whole Agent run) as the AI SDK v5 UI message stream.
+
+SSE, one ``data: <json>`` chunk per event, ended by ``data: [DONE]``. A run is one
+UI message: ``start``, then per turn ``start-step`` .. ``finish-step`` with the
+turn's tool results after it, then ``finish``. Groups map to the chunk types::
+
+    text.delta+ text.done            text-start, text-delta*, text-end
+    thinking.delta+ thinking.done    reasoning-start, reasoning-delta*, reasoning-end
+    tool_call.delta+ tool_call.done  tool-input-start, tool-input-delta*, tool-input-available
+    inline_thinking (redacted)       reasoning-start + reasoning-end, the bytes in providerMetadata
+    inline_data (image, audio)       file {url: data URL, mediaType}
+    embedding                        data-embedding {data: vector}
+    ToolResult                       tool-output-available | tool-output-error
+    StreamflowError                  the open group closed (tool-input-error for a call), error
+
+Fidelity (thinking signatures) and provider extras of an item travel as
+``providerMetadata: {"streamflow": {"fidelity": ..., "provider": ...}}`` on the
+closing chunk. The usage, model and finish reason of every turn are the message
+metadata: ``message-metadata`` after each step, and on ``finish``
+(:meth:`~streamflow.dialects.ui_run.UIRunEncoder.summary`). Only fields every v5
+client knows are sent (no ``finishReason`` on ``finish``: it came late in v5).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import StreamflowError
+from ...events import ContentItem, InlineDataItem, JSONDict, ToolCallItem
+from ...tools import ToolResult
+from ..encoder import sse as chunk
+from ..ui_run import UIRunEncoder, b64, error_text, partial_arguments, streamflow_metadata
+
+__all__ = ["HEADERS", "VercelUIEncoder"]
+
+HEADERS: dict[str, str] = {
+    "cache-control": "no-cache",
+    "x-vercel-ai-ui-message-stream": "v1",
+    "x-accel-buffering": "no",
+}
+"""The response headers of a UI message stream (besides ``content-type``)."""
+
+_DONE = b"data: [DONE]\n\n"
+_PHASES = {"text": "text", "thinking": "reasoning"}
+
+
+def _with(payload: JSONDict, **optional: Any) -> JSONDict:
+    payload.update({k: v for k, v in optional.items() if v is not None})
+    return payload
+
+
+class VercelUIEncoder(UIRunEncoder):
+    """Writes the AI SDK v5 UI message stream (see the module doc for the mapping)."""
+
+    name = "vercel-ui"
+    media_type = "text/event-stream"
+
+    def begin_run(self) -> bytes:
+        return chunk(_with({"type": "start"}, messageId=self.message_id))
+
+    def begin_step(self, number: int) -> bytes:
+        return chunk({"type": "start-step"})
+
+    def end_step(self, number: int, summary: JSONDict) -> bytes:
+        out = chunk({"type": "finish-step"})
+        if self.run:
+            out += chunk({"type": "message-metadata", "messageMetadata": self.summary()})
+        return out
+
+    def end_run(self) -> bytes:
+        return chunk({"type": "finish", "messageMetadata": self.summary()}) + _DONE
+
+    def open_group(self, first: ContentItem) -> bytes:
+        if first.kind in _PHASES:
+            return chunk({"type": f"{_PHASES[first.kind]}-start", "id": self.group_id})
+        if isinstance(first, ToolCallItem):
+            return chunk({"type": "tool-input-start", "toolCallId": self._call_id(first),
+                          "toolName": first.name})
+        return b""  # binary and vector items are written whole, when done
+
+    def grow_group(self, first: ContentItem, item: ContentItem) -> bytes:
+        if first.kind in _PHASES:
+            delta = getattr(item, first.growing)
+            if not delta:
+                return b""
+            return chunk({"type": f"{_PHASES[first.kind]}-delta", "id": self.group_id,
+                          "delta": delta})
+        if isinstance(item, ToolCallItem) and isinstance(item.arguments, str) and item.arguments:
+            return chunk({"type": "tool-input-delta", "toolCallId": self._call_id(first),
+                          "inputTextDelta": item.arguments})
+        return b""
+
+    def close_group(self, first: ContentItem, done: ContentItem) -> bytes:
+        meta = streamflow_metadata(done)
+        if first.kind in _PHASES:
+            return chunk(_with({"type": f"{_PHASES[first.kind]}-end", "id": self.group_id},
+                               providerMetadata=meta))
+        if isinstance(done, ToolCallItem):
+            return chunk(_with({"type": "tool-input-available",
+                                "toolCallId": self._call_id(first), "toolName": done.name,
+                                "input": done.arguments}, providerMetadata=meta))
+        if done.kind == "inline_thinking":
+            data = getattr(done, "data", b"")
+            meta = {"streamflow": {**(meta or {}).get("streamflow", {}), "data": b64(data)}}
+            return (chunk({"type": "reasoning-start", "id": self.group_id})
+                    + chunk({"type": "reasoning-end", "id": self.group_id,
+                             "providerMetadata": meta}))
+        if isinstance(done, InlineDataItem):
+            mime = done.mime_type or "application/octet-stream"
+            return chunk({"type": "file", "url": f"data:{mime};base64,{b64(done.data)}",
+                          "mediaType": mime})
+        return chunk({"type": "data-embedding", "id": self.group_id,
+                      "data": getattr(done, "embedding", [])})
+
+    def abort_group(self, first: ContentItem, error: StreamflowError) -> bytes:
+        if first.kind in _PHASES:
+            return chunk({"type": f"{_PHASES[first.kind]}-end", "id": self.group_id})
+        if isinstance(first, ToolCallItem):
+            return chunk({"type": "tool-input-error", "toolCallId": self._call_id(first),
+                          "toolName": first.name, "input": partial_arguments(error),
+                          "errorText": error_text(error)})
+        return b""
+
+    def encode_result(self, result: ToolResult) -> bytes:
+        if result.is_error:
+            return chunk({"type": "tool-output-error", "toolCallId": result.tool_call_id,
+                          "errorText": result.text})
+        return chunk({"type": "tool-output-available", "toolCallId": result.tool_call_id,
+                      "output": result.to_dict()["content"]})
+
+    def error(self, error: StreamflowError) -> bytes:
+        return chunk({"type": "error", "errorText": error_text(error)}) + _DONE
+
+    def _call_id(self, first: ContentItem) -> str:
+        call_id = getattr(first, "tool_call_id", "")
+        return call_id or f"call-{self.group_id}"

@@ -1,0 +1,121 @@
+"""The upstream side of the gateway: one streaming httpx request, decoded by streamflow.
+
+:class:`Upstream` holds where requests go (base URL, dialect, credentials, an
+``httpx.AsyncClient``). :meth:`Upstream.open` sends a request through
+:class:`~streamflow.sources.http.AsyncHTTPSource` (status checked before any byte
+is parsed: a non-2xx answer raises ``HTTPStatusError`` with the upstream's
+envelope read) and yields an async iterator of UniEvent batches decoded by a
+:class:`~streamflow.decoder.StreamDecoder`. Leaving the ``async with`` closes the
+upstream response, so a cancelled client request closes the upstream connection.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import anyio
+import httpx
+
+from ..decoder import StreamDecoder
+from ..errors import StreamflowError, StreamTimeoutError
+from ..events import UniEvent
+from ..limits import DEFAULT_LIMITS, Limits
+from ..providers import HTTPRequest
+from ..providers.endpoints import upstream_request
+from ..providers.request import ChatRequest
+from ..sources.http import AsyncHTTPSource
+
+__all__ = ["Upstream", "client_key"]
+
+
+def client_key(headers: Mapping[str, str]) -> str | None:
+    """The API key a client sent (``x-api-key``, ``x-goog-api-key`` or a bearer token)."""
+    for name in ("x-api-key", "x-goog-api-key"):
+        if headers.get(name):
+            return headers[name]
+    auth = headers.get("authorization") or ""
+    return auth[7:].strip() or None if auth.lower().startswith("bearer ") else None
+
+
+@dataclass
+class Upstream:
+    """The provider API behind the gateway.
+
+    ``api_key`` is sent to the upstream when set; otherwise the client's own key is
+    forwarded in the upstream's header. ``model`` replaces the client's model name
+    when set. ``client`` is created on first use (and closed by :meth:`aclose`)
+    unless one is given.
+    """
+
+    url: str
+    dialect: str
+    api_key: str | None = None
+    model: str | None = None
+    client: httpx.AsyncClient | None = None
+    limits: Limits = DEFAULT_LIMITS
+    headers: dict[str, str] = field(default_factory=dict)
+    _owned: bool = field(default=False, repr=False)
+
+    def http_client(self) -> httpx.AsyncClient:
+        """The ``httpx.AsyncClient`` requests go through (made on first use)."""
+        if self.client is None:
+            self.client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None),
+                                            limits=httpx.Limits(max_connections=None))
+            self._owned = True
+        return self.client
+
+    async def aclose(self) -> None:
+        """Close the client if the upstream made it."""
+        if self._owned and self.client is not None:
+            await self.client.aclose()
+            self.client, self._owned = None, False
+
+    def request(self, chat: ChatRequest, client_headers: Mapping[str, str]) -> HTTPRequest:
+        """The upstream HTTP request for ``chat`` (credentials resolved, model replaced)."""
+        if self.model:
+            chat.model = self.model
+        key = self.api_key or client_key(client_headers)
+        return upstream_request(self.dialect, self.url, chat, api_key=key,
+                                headers=self.headers)
+
+    @asynccontextmanager
+    async def open(self, request: HTTPRequest) -> AsyncIterator[AsyncIterator[list[UniEvent]]]:
+        """Send ``request``; yield its answer as batches of UniEvents (see the module doc)."""
+        client = self.http_client()
+        source = AsyncHTTPSource(
+            client, lambda: client.build_request(request.method, request.url,
+                                                 headers=request.headers, content=request.body),
+            limits=self.limits)
+        try:
+            async with source.open() as chunks:
+                yield _events(chunks, StreamDecoder(self.dialect, limits=self.limits),
+                              self.limits.idle_timeout, source)
+        except httpx.HTTPError as exc:
+            raise source.map_error(exc) from exc
+
+
+async def _events(chunks: AsyncIterator[bytes], decoder: StreamDecoder, idle: float | None,
+                  source: AsyncHTTPSource) -> AsyncIterator[list[UniEvent]]:
+    """Decode ``chunks``; an idle gap or a dropped connection is a typed error, partial kept."""
+    iterator = chunks.__aiter__()
+    wait = math.inf if idle is None else idle
+    while True:
+        try:
+            with anyio.fail_after(wait):
+                chunk = await iterator.__anext__()
+        except StopAsyncIteration:
+            break
+        except TimeoutError:
+            raise StreamTimeoutError("idle", wait, partial=decoder.partial) from None
+        except httpx.HTTPError as exc:
+            error = source.map_error(exc)
+            if isinstance(error, StreamflowError):
+                raise error.with_partial(decoder.partial) from exc
+            raise
+        events = decoder.feed(chunk)
+        if events:
+            yield events
+    yield decoder.close()

@@ -1,0 +1,239 @@
+"""Anthropic Messages request format (``POST /v1/messages``): parser and builder.
+
+Parsed: ``system`` (string or text blocks), ``messages`` with ``text``, ``image``,
+``tool_use``, ``tool_result`` (``is_error``, text/image content), ``thinking`` (with
+``signature``) and ``redacted_thinking`` blocks; ``tools`` (function tools; server
+tools stay in ``extra["server_tools"]``), ``tool_choice`` (``auto``/``any``/``tool``/
+``none``, ``disable_parallel_tool_use``), ``max_tokens``, ``temperature``, ``top_p``,
+``stop_sequences``, ``stream``, ``thinking`` (``budget_tokens``). Other top-level
+fields go to ``extra``.
+
+Built: the same, with what the API refuses left out -- a thinking block without a
+signature (reasoning of another provider cannot be verified), empty text -- and
+consecutive turns of one role merged (the API wants them alternating, tool results
+first in their user message).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from ...errors import ProtocolError
+from ...events import (
+    InlineDataItem,
+    InlineThinkingItem,
+    JSONDict,
+    TextItem,
+    ThinkingItem,
+    ToolCallItem,
+)
+from ..request import (
+    ChatRequest,
+    Part,
+    Thinking,
+    ToolChoice,
+    ToolResultPart,
+    ToolSpec,
+    Turn,
+    budget_of,
+)
+from .common import (
+    arguments_object,
+    need,
+    obj,
+    obj_list,
+    opt_float,
+    opt_int,
+    signature_of,
+    stop_list,
+    text_of,
+)
+
+__all__ = ["DEFAULT_MAX_TOKENS", "block", "build", "parse"]
+
+DEFAULT_MAX_TOKENS = 4096
+_KNOWN = frozenset({"model", "messages", "system", "tools", "tool_choice", "max_tokens",
+                    "temperature", "top_p", "stop_sequences", "stream", "thinking"})
+
+
+# -- parsing --------------------------------------------------------------------
+def parse(body: Any) -> ChatRequest:
+    """An Anthropic Messages request body as a :class:`ChatRequest`."""
+    body = obj(body, "request")
+    request = ChatRequest(model=str(body.get("model") or ""), source="anthropic",
+                          system=text_of(body.get("system"), "system") or None,
+                          max_tokens=opt_int(body.get("max_tokens"), "max_tokens"),
+                          temperature=opt_float(body.get("temperature"), "temperature"),
+                          top_p=opt_float(body.get("top_p"), "top_p"),
+                          stop=stop_list(body.get("stop_sequences")),
+                          stream=bool(body.get("stream", False)), include_usage=True)
+    for message in obj_list(need(body, "messages", "request"), "messages"):
+        role = message.get("role")
+        if role not in ("user", "assistant"):
+            raise ProtocolError(f"message role must be user or assistant, not {role!r}")
+        request.turns.append(Turn(role, _parts(message.get("content"))))
+    server_tools: list[JSONDict] = []
+    for tool in obj_list(body.get("tools"), "tools"):
+        if "input_schema" in tool or tool.get("type") in (None, "custom"):
+            request.tools.append(ToolSpec(str(need(tool, "name", "tool")),
+                                          str(tool.get("description") or ""),
+                                          obj(tool.get("input_schema") or {}, "input_schema")))
+        else:
+            server_tools.append(tool)
+    if body.get("tool_choice") is not None:
+        request.tool_choice = _tool_choice(obj(body["tool_choice"], "tool_choice"))
+    thinking = body.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive"):
+        request.thinking = Thinking(budget=opt_int(thinking.get("budget_tokens"), "budget"))
+    request.extra = {k: v for k, v in body.items() if k not in _KNOWN}
+    if server_tools:
+        request.extra["server_tools"] = server_tools
+    return request
+
+
+def _tool_choice(choice: JSONDict) -> ToolChoice:
+    kind = choice.get("type")
+    parallel = None if "disable_parallel_tool_use" not in choice \
+        else not choice["disable_parallel_tool_use"]
+    if kind == "tool":
+        return ToolChoice("tool", str(need(choice, "name", "tool_choice")), parallel)
+    modes = {"auto": "auto", "any": "required", "none": "none"}
+    if kind not in modes:
+        raise ProtocolError(f"unknown tool_choice type {kind!r}")
+    return ToolChoice(modes[kind], None, parallel)  # type: ignore[arg-type]
+
+
+def _parts(content: Any) -> list[Part]:
+    if isinstance(content, str):
+        return [TextItem("text.done", content)]
+    return [_part(b) for b in obj_list(content, "content")]
+
+
+def _part(b: JSONDict) -> Part:
+    kind = b.get("type")
+    if kind == "text":
+        citations = b.get("citations")
+        return TextItem("text.done", str(b.get("text") or ""),
+                        provider={"citations": citations} if citations else None)
+    if kind == "thinking":
+        signature = b.get("signature")
+        return ThinkingItem("thinking.done", str(b.get("thinking") or ""),
+                            {"signature": signature} if signature else None)
+    if kind == "redacted_thinking":
+        return InlineThinkingItem("inline_thinking.done", str(b.get("data") or "").encode())
+    if kind == "tool_use":
+        return ToolCallItem("tool_call.done", str(need(b, "name", "tool_use")),
+                            str(need(b, "id", "tool_use")),
+                            arguments_object(b.get("input"), "tool_use"))
+    if kind == "tool_result":
+        content = b.get("content")
+        result: str | list[TextItem | InlineDataItem] = content if isinstance(content, str) \
+            else [p for p in (_part(c) for c in obj_list(content, "tool_result content"))
+                  if isinstance(p, (TextItem, InlineDataItem))]
+        return ToolResultPart(str(need(b, "tool_use_id", "tool_result")), result,
+                              bool(b.get("is_error")))
+    if kind in ("image", "document"):
+        source = obj(b.get("source"), f"{kind} source")
+        if source.get("type") == "base64":
+            try:
+                data = base64.b64decode(str(source.get("data") or ""), validate=True)
+            except ValueError:
+                raise ProtocolError(f"{kind} data is not base64") from None
+            return InlineDataItem("inline_data.done", data, str(source.get("media_type") or ""))
+        return InlineDataItem("inline_data.done", b"", str(source.get("media_type") or ""),
+                              provider={"url": source.get("url"), "source": source})
+    raise ProtocolError(f"unknown content block type {kind!r}")
+
+
+# -- building -------------------------------------------------------------------
+def build(request: ChatRequest) -> JSONDict:
+    """An Anthropic Messages request body for ``request`` (``stream`` as the request says)."""
+    body: JSONDict = dict(request.extra) if request.source == "anthropic" else {}
+    server_tools = body.pop("server_tools", [])
+    body.update(model=request.model, messages=messages(request.turns),
+                max_tokens=request.max_tokens or DEFAULT_MAX_TOKENS, stream=request.stream)
+    if request.system:
+        body["system"] = request.system
+    tools = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+             for t in request.tools] + list(server_tools)
+    if tools:
+        body["tools"] = tools
+    if request.tool_choice is not None:
+        body["tool_choice"] = _choice_json(request.tool_choice)
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.top_p is not None:
+        body["top_p"] = request.top_p
+    if request.stop:
+        body["stop_sequences"] = list(request.stop)
+    if request.thinking is not None:
+        budget = max(1024, budget_of(request.thinking))
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        body["max_tokens"] = max(body["max_tokens"], budget + 1024)
+    return body
+
+
+def _choice_json(choice: ToolChoice) -> JSONDict:
+    out: JSONDict = {"type": {"auto": "auto", "none": "none", "required": "any",
+                              "tool": "tool"}[choice.mode]}
+    if choice.mode == "tool":
+        out["name"] = choice.name
+    if choice.parallel is not None and choice.mode != "none":
+        out["disable_parallel_tool_use"] = not choice.parallel
+    return out
+
+
+def messages(turns: list[Turn]) -> list[JSONDict]:
+    """The ``messages`` array: one message per run of same-role turns, tool results first."""
+    out: list[JSONDict] = []
+    for turn in turns:
+        blocks = [b for b in (block(p) for p in turn.parts) if b is not None]
+        if out and out[-1]["role"] == turn.role:
+            out[-1]["content"] += blocks
+        else:
+            out.append({"role": turn.role, "content": blocks})
+    for message in out:
+        if message["role"] == "user":
+            message["content"].sort(key=lambda b: b.get("type") != "tool_result")
+    return out
+
+
+def block(part: object) -> JSONDict | None:
+    """One content block for a part (``None`` for what the API cannot take back)."""
+    if isinstance(part, TextItem):
+        if not part.text:
+            return None
+        out: JSONDict = {"type": "text", "text": part.text}
+        citations = (part.provider or {}).get("citations")
+        if citations:
+            out["citations"] = [c for c in citations if c is not None]
+        return out
+    if isinstance(part, ThinkingItem):
+        signature = signature_of(part, "signature")
+        if not signature:
+            return None
+        return {"type": "thinking", "thinking": part.thinking, "signature": signature}
+    if isinstance(part, InlineThinkingItem):
+        if not part.data:
+            return None
+        return {"type": "redacted_thinking", "data": part.data.decode("utf-8", "replace")}
+    if isinstance(part, ToolCallItem):
+        arguments = part.arguments if isinstance(part.arguments, dict) \
+            else arguments_object(part.arguments, "tool call")
+        return {"type": "tool_use", "id": part.tool_call_id, "name": part.name,
+                "input": arguments}
+    if isinstance(part, ToolResultPart):
+        content: Any = part.content if isinstance(part.content, str) \
+            else [b for b in (block(p) for p in part.content) if b is not None]
+        return {"type": "tool_result", "tool_use_id": part.tool_call_id, "content": content,
+                "is_error": part.is_error}
+    if isinstance(part, InlineDataItem):
+        provider = part.provider or {}
+        kind = "image" if part.mime_type.startswith("image/") or not part.mime_type \
+            else "document"
+        if provider.get("url"):
+            return {"type": kind, "source": {"type": "url", "url": provider["url"]}}
+        return {"type": kind, "source": {"type": "base64", "media_type": part.mime_type,
+                                         "data": base64.b64encode(part.data).decode("ascii")}}
+    return None

@@ -1,0 +1,191 @@
+"""``async with streamflow.stream(...) as s``: a stream you iterate, on top of ``run()``.
+
+::
+
+    async with streamflow.stream(source, dialect="auto", sinks=[RenderSink()]) as s:
+        async for event in s:                 # UniEvents, in order
+            ...
+    message = s.message                       # the assembled Message
+
+``s.text_stream`` yields the text deltas only; ``s.blocks()`` one async iterator of
+items per content group; ``await s.final_message()`` reads the rest and returns the
+message or raises the typed error (``.partial`` attached). The stream is one
+``run()``: one subscription to ``source`` (one HTTP request), ``sinks`` fed exactly
+as ``run()`` feeds them, the message assembled once. Leaving the block before the
+end (``break``, an exception, a cancellation) disposes the subscription, which
+closes the HTTP response at once. The error rule is ``run()``'s: the stream's own
+error is raised by the iteration after every event before it; a failed sink gives
+``SinkError`` at the end; an error nobody read is raised when the block exits.
+"""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import Any
+
+import anyio
+from reactivex import abc
+
+from ..decoder import lending
+from ..errors import CancelledStreamError
+from ..events import UniEvent
+from ..limits import Limits
+from ..message import Message
+from ..runtime import _FanOut, _front
+from ..sources.bridge import scope
+from ..sources.coerce import as_source
+from .channel import Channel
+from .views import Blocks, BlockStream, TextStream
+
+__all__ = ["BlockStream", "Stream", "stream"]
+
+
+class Stream:
+    """One streamed response: ``async with`` it, then iterate (see the module doc).
+
+    Iterating ``s`` itself, :attr:`text_stream` and :meth:`blocks` all read the same
+    single stream: each event is delivered once, to whichever iterator asks next.
+    """
+
+    def __init__(self, source: Any, *, dialect: str = "auto", sinks: tuple[Any, ...] = (),
+                 framing: str | None = None, limits: Limits | None = None,
+                 buffer: int = 256, options: dict[str, Any] | None = None) -> None:
+        self._source = as_source(source, caller="stream()")
+        self._fan = _FanOut(sinks)
+        self._channel = Channel(buffer, self._decoder_last_id)
+        self._fan.targets.append(self._channel)
+        self._dialect, self._framing, self._limits = dialect, framing, limits
+        self._options = options or {}
+        self._stack: AsyncExitStack | None = None
+        self._subscription: abc.DisposableBase | None = None
+        self._outcome: Message | BaseException | None = None
+        self._raised = False
+        self.last_event_id: str | None = None
+        """The SSE id of the last event delivered (``None`` when the body has no ids)."""
+
+    def _decoder_last_id(self) -> str | None:
+        decoder = self._fan.decoder
+        return decoder.last_event_id if decoder is not None else None
+
+    # -- context manager ---------------------------------------------------
+    async def __aenter__(self) -> Stream:
+        if self._stack is not None:
+            raise RuntimeError("a Stream is entered once: call streamflow.stream(...) again")
+        self._stack = stack = AsyncExitStack()
+        owner = await stack.enter_async_context(scope(self._limits))
+        try:
+            owner.pressure.append(self._channel)
+            for feeder in self._fan.feeders:
+                owner.pressure.append(feeder)
+                owner.task_group.start_soon(feeder.consume,
+                                            name=f"streamflow-sink:{type(feeder.sink).__name__}")
+            front = _front(self._source, self._dialect, self._framing, self._limits,
+                           self._options, self._fan)
+            with lending(self._fan.adopt):  # run() reads the message its decoder assembles
+                self._subscription = front.subscribe(self._fan)
+        except BaseException as exc:
+            await stack.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> bool | None:
+        assert self._stack is not None, "use `async with streamflow.stream(...)`"
+        suppressed = False
+        try:
+            if not self._fan.finished:  # left early: close the request now
+                self._cancel()
+            elif self._outcome is None:
+                with anyio.CancelScope(shield=exc is not None):
+                    await self._finish()
+        finally:
+            suppressed = bool(await self._stack.__aexit__(exc_type, exc, tb))
+        if exc is None and isinstance(self._outcome, BaseException) and not self._raised:
+            self._raised = True
+            raise self._outcome  # an error nobody read: never silent
+        return suppressed
+
+    def _cancel(self) -> None:
+        if self._subscription is not None:
+            self._subscription.dispose()
+        if not self._fan.finished:
+            self._fan.on_error(CancelledStreamError("the stream block was left early"))
+        for feeder in self._fan.feeders:
+            feeder.detach(CancelledStreamError("the stream block was left early"))
+
+    async def _finish(self) -> Message | BaseException:
+        """After the terminal event: let the AsyncSinks finish; run()'s outcome (kept)."""
+        if self._outcome is None:
+            if self._subscription is not None:
+                self._subscription.dispose()
+            for feeder in self._fan.feeders:
+                await feeder.finish()
+            try:
+                self._outcome = self._fan.result()
+            except Exception as error:
+                self._outcome = error
+        return self._outcome
+
+    async def _settle(self) -> Message:
+        """The final message, or the stream's error raised."""
+        outcome = await self._finish()
+        if isinstance(outcome, BaseException):
+            self._raised = True
+            raise outcome
+        return outcome
+
+    # -- reading -----------------------------------------------------------
+    def __aiter__(self) -> Stream:
+        return self
+
+    async def __anext__(self) -> UniEvent:
+        if self._stack is None:
+            raise RuntimeError("use the stream inside `async with streamflow.stream(...) as s:`")
+        entry = await self._channel.get()
+        if entry is None:
+            self.last_event_id = self._decoder_last_id() or self.last_event_id
+            await self._settle()
+            raise StopAsyncIteration
+        event, self.last_event_id = entry
+        return event
+
+    @property
+    def text_stream(self) -> TextStream:
+        """The text deltas only, as ``str`` (``async for text in s.text_stream``)."""
+        return TextStream(self)
+
+    def blocks(self) -> Blocks:
+        """One :class:`BlockStream` (an async iterator of items) per content group."""
+        return Blocks(self)
+
+    @property
+    def message(self) -> Message:
+        """The assembled message: final once the stream ended, the partial one before."""
+        return self._fan.message
+
+    async def final_message(self) -> Message:
+        """Read the rest of the stream; the final message, or the typed error raised."""
+        async for _ in self:
+            pass
+        return await self._settle()
+
+
+def stream(source: Any, *, dialect: str = "auto", sinks: Any = (), framing: str | None = None,
+           limits: Limits | None = None, buffer: int = 256, **options: Any) -> Stream:
+    """A :class:`Stream` over ``source``, to use as ``async with stream(...) as s``.
+
+    Args:
+        source: a streamflow source (``from_httpx``, ``from_bytes``, ``ReplaySource``,
+            a composed pipeline of UniEvents), ``bytes``, an async or sync iterable of
+            ``bytes``, or an ``httpx.Response`` opened with ``stream=True``.
+        dialect: the wire format (``"anthropic"``, ``"openai-chat"``...); ``"auto"``
+            detects it from the first event.
+        sinks: sinks fed every item, exactly as ``streamflow.run(source, *sinks)``.
+        framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).
+        limits: :class:`~streamflow.Limits` for the decoder and the read timeouts.
+        buffer: events decoded ahead of the consumer before the read pauses.
+        **options: passed to the dialect decoder.
+    """
+    return Stream(source, dialect=dialect, sinks=tuple(sinks), framing=framing, limits=limits,
+                  buffer=buffer, options=options)

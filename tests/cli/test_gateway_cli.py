@@ -1,0 +1,75 @@
+"""``streamflow gateway``: options, usage errors, and a real server process end to end."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from importlib import resources
+
+import anyio
+import httpx
+import pytest
+
+from streamflow.cli.main import main
+from streamflow.server import ReplayServer, Route
+
+pytest.importorskip("uvicorn", reason="the gateway extra is not installed")
+
+
+def test_help_lists_the_options(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gateway", "--help"]) == 0
+    out = capsys.readouterr().out
+    for option in ("--listen", "--upstream", "--upstream-dialect", "--api-key-env"):
+        assert option in out
+
+
+def test_usage_errors_exit_2(monkeypatch: pytest.MonkeyPatch,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gateway", "--upstream", "http://x", "--upstream-dialect", "nope"]) == 2
+    assert main(["gateway", "--listen", "nowhere", "--upstream", "http://x",
+                 "--upstream-dialect", "anthropic"]) == 2
+    monkeypatch.delenv("SF_TEST_MISSING_KEY", raising=False)
+    assert main(["gateway", "--upstream", "http://x", "--upstream-dialect", "anthropic",
+                 "--api-key-env", "SF_TEST_MISSING_KEY"]) == 2
+    assert "SF_TEST_MISSING_KEY" in capsys.readouterr().err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.anyio
+async def test_the_command_serves_translated_streams_with_the_key_from_the_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    body = (resources.files("streamflow.demo") / "recordings" / "anthropic-turn1.sse").read_bytes()
+    port = _free_port()
+    monkeypatch.setenv("SF_TEST_UPSTREAM_KEY", "sk-upstream")
+    async with ReplayServer({"/v1/messages": Route.from_body(body)}) as server:
+        process = await anyio.open_process(
+            [sys.executable, "-m", "streamflow", "gateway", "--listen", f"127.0.0.1:{port}",
+             "--upstream", server.url, "--upstream-dialect", "anthropic",
+             "--api-key-env", "SF_TEST_UPSTREAM_KEY", "--log-level", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            async with httpx.AsyncClient() as client:
+                with anyio.fail_after(30):
+                    while True:
+                        try:
+                            response = await client.post(
+                                f"http://127.0.0.1:{port}/v1/chat/completions",
+                                json={"model": "m", "stream": True,
+                                      "messages": [{"role": "user", "content": "hi"}]},
+                                headers={"authorization": "Bearer client-key"})
+                            break
+                        except httpx.ConnectError:
+                            await anyio.sleep(0.1)
+        finally:
+            process.terminate()
+            await process.wait()
+    assert response.status_code == 200
+    assert response.text.rstrip().endswith("data: [DONE]")
+    assert '"get_weather"' in response.text
+    assert server.hits[0].headers["x-api-key"] == "sk-upstream"

@@ -1,0 +1,42 @@
+"""README "Survive reconnects and restarts": the two-instance recipe runs as written."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def recipe() -> str:
+    """The shell block of the README section that starts ``redis-server``."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Survive reconnects and restarts", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+    return next(b for b in blocks if b.startswith("redis-server"))
+
+
+def busy(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_the_two_instance_recipe_runs_as_written() -> None:
+    if not (shutil.which("redis-server") and shutil.which("redis-cli")):
+        pytest.skip("redis-server/redis-cli not installed (apt-get install -y redis-server)")
+    taken = [p for p in (6399, 8001, 8002) if busy(p)]
+    if taken:
+        pytest.skip(f"the recipe's ports {taken} are in use on this machine")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", recipe()], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=180)
+    assert "the whole answer, each event once: True" in done.stdout, done.stdout + done.stderr
+    assert "instance 2:" in done.stdout
+    assert not busy(6399)  # the recipe cleans up after itself

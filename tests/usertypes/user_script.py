@@ -1,0 +1,64 @@
+"""A small application, checked with ``mypy --strict`` by ``test_user_types.py``."""
+
+from typing import Any, assert_type
+
+import anyio
+import httpx
+
+import streamflow
+from streamflow.agent import AgentResult, http_sender
+from streamflow.operators import pipeline
+from streamflow.providers.anthropic import AnthropicProvider
+from streamflow.sources import ReplaySource, from_bytes, from_httpx
+from streamflow.streaming import BlockStream
+
+tools = streamflow.ToolRegistry()
+
+
+@tools.tool
+def get_weather(city: str) -> dict[str, int]:
+    """Weather of a city."""
+    return {"temperature": 21}
+
+
+async def main(body: bytes) -> None:
+    message = await streamflow.run(from_bytes(body), streamflow.RenderSink())
+    assert_type(message, streamflow.Message)
+    assert_type(streamflow.run_sync(body), streamflow.Message)
+    assert_type(streamflow.assemble(body), streamflow.Message)
+    usage = message.usage
+    assert_type(usage, streamflow.Usage | None)
+    for call in message.tool_calls:
+        assert_type(call.parsed_arguments, dict[str, Any])
+    async with streamflow.stream(body, sinks=[streamflow.RenderSink()]) as s:
+        assert_type(s, streamflow.Stream)
+        async for event in s:
+            assert_type(event, streamflow.UniEvent)
+        async for text in s.text_stream:
+            assert_type(text, str)
+        async for block in s.blocks():
+            assert_type(block, BlockStream)
+            async for item in block:
+                assert_type(item, streamflow.ContentItem)
+        assert_type(await s.final_message(), streamflow.Message)
+        assert_type(s.last_event_id, str | None)
+    with streamflow.stream_sync(body) as ss:
+        assert_type(ss, streamflow.SyncStream)
+        for text in ss.text_stream:
+            assert_type(text, str)
+    events = from_bytes(body).pipe(pipeline("anthropic"))
+    assert_type(await streamflow.run(events), streamflow.Message)
+    async with streamflow.scope():
+        events.subscribe(on_next=print)
+    async with httpx.AsyncClient() as client:
+        source = from_httpx(client, client.build_request("POST", "http://127.0.0.1/"))
+        assert_type(await streamflow.run(source), streamflow.Message)
+        agent = streamflow.Agent(AnthropicProvider(), tools, http_sender(client))
+        result = await agent.run("hi")
+        assert_type(result, AgentResult)
+        assert_type(result.usage, streamflow.Usage)
+        assert_type(result.cost, float | None)
+    assert_type(await streamflow.run(ReplaySource("turn.sse")), streamflow.Message)
+
+
+anyio.run(main, b"")

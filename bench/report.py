@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 from importlib import metadata
@@ -65,3 +66,17 @@ def rate(events: int, seconds: float) -> str:
 def times(value: float) -> str:
     """A ratio as ``12.3x``."""
     return f"{value:,.1f}x" if value >= 10 else f"{value:.2f}x"
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m bench``."""
+    ap = argparse.ArgumentParser(prog="python -m bench",
+                                 description="streamflow benchmarks (see bench/README.md)")
+    ap.add_argument("--quick", action="store_true", help="tiny workloads, one repetition")
+    ap.add_argument("--reps", type=int, help="repetitions per path (default 5; quick 1)")
+    ap.add_argument("--sdk-reps", type=int, help="repetitions of the SDK helpers (default 3)")
+    ap.add_argument("--no-sdk", action="store_true", help="skip the official SDK helpers")
+    ap.add_argument("--profile", action="store_true", help="print a cProfile of the pipeline")
+    ap.add_argument("--seed", type=int, default=2024, help="workload and chunking seed")
+    ap.add_argument("--json", metavar="PATH", help="also write the raw results as JSON")
+    return ap

@@ -8,7 +8,6 @@ the verdict on each target of issue 6. See bench/README.md.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Callable
@@ -19,8 +18,9 @@ from typing import Any
 from streamflow import Message
 
 from . import anchors, paths
+from .core import render_core, run_core
 from .measure import exponent, median_times, profile_top
-from .report import machine, rate, table, times, verdict
+from .report import machine, parser, rate, table, times, verdict
 from .workloads import (
     Workload,
     anthropic_growth,
@@ -73,6 +73,7 @@ class Results:
     growth: dict[str, dict[str, Any]] = field(default_factory=dict)
     targets: list[tuple[str, str, bool]] = field(default_factory=list)
     profiles: dict[str, str] = field(default_factory=dict)
+    core: dict[str, Any] = field(default_factory=dict)
 
 
 def _mixed_workloads(cfg: Config) -> list[Workload]:
@@ -196,7 +197,8 @@ def run(cfg: Config) -> Results:
         res.mixed[w.dialect] = run_mixed(w, cfg)
     for dialect in ("anthropic", "openai-chat"):
         res.growth[dialect] = run_growth(dialect, cfg)
-    res.targets = targets(res, cfg)
+    res.core = run_core(cfg.reps, cfg.seed, cfg.quick)
+    res.targets = targets(res, cfg) + render_core(res.core)[1]
     return res
 
 
@@ -273,6 +275,7 @@ def render(res: Results, cfg: Config) -> str:
             ["argument", "events", "streamflow time (vs smallest)", "naive time (vs smallest)",
              "streamflow / naive", "SDK helper time (vs smallest)"], rows)
             + f"\n\nfitted exponent of time vs size: {exps}")
+    parts.append(render_core(res.core)[0])
     parts.append("## targets (full typed pipeline)\n\n" + table(
         ["target", "measured", "verdict"], [[t, v, verdict(ok)] for t, v, ok in res.targets]))
     return "\n\n".join(parts)
@@ -280,15 +283,7 @@ def render(res: Results, cfg: Config) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point; returns 0 (a missed target is reported, not an error)."""
-    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    ap.add_argument("--quick", action="store_true", help="tiny workloads, one repetition")
-    ap.add_argument("--reps", type=int, help="repetitions per path (default 5; quick 1)")
-    ap.add_argument("--sdk-reps", type=int, help="repetitions of the SDK helpers (default 3)")
-    ap.add_argument("--no-sdk", action="store_true", help="skip the official SDK helpers")
-    ap.add_argument("--profile", action="store_true", help="print a cProfile of the pipeline")
-    ap.add_argument("--seed", type=int, default=2024, help="workload and chunking seed")
-    ap.add_argument("--json", metavar="PATH", help="also write the raw results as JSON")
-    args = ap.parse_args(argv)
+    args = parser().parse_args(argv)
     cfg = Config(quick=args.quick, seed=args.seed, sdk=not args.no_sdk, profile=args.profile)
     cfg.reps = args.reps or (1 if cfg.quick else 5)
     cfg.sdk_reps = args.sdk_reps or (1 if cfg.quick else 3)
@@ -299,6 +294,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n(bench wall time {time.perf_counter() - start:.0f} s)")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"mixed": res.mixed, "growth": res.growth,
+            json.dump({"mixed": res.mixed, "growth": res.growth, "core": res.core,
                        "targets": res.targets}, f, indent=1)
     return 0

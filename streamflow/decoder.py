@@ -14,7 +14,7 @@ line, garbage after an event-stream's last frame are all ignored.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -25,7 +25,7 @@ from .dialects import get_dialect, require_dialect
 from .dialects.base import Decoder
 from .errors import IncompleteStreamError, ProtocolError, StreamflowError
 from .events import UniEvent
-from .framing import Framer, make_framer, sniff_framing
+from .framing import Frame, Framer, make_framer, sniff_framing
 from .limits import Limits
 from .message import Message
 
@@ -100,7 +100,7 @@ class StreamDecoder:
         return self._stopped
 
     # -- framing ----------------------------------------------------------------
-    def frames(self, chunk: bytes) -> list[Any]:
+    def frames(self, chunk: bytes) -> Sequence[Frame]:
         """Frame the next chunk, sniffing the framing from the first bytes if unknown."""
         framer = self.framer
         if framer is None:
@@ -115,18 +115,18 @@ class StreamDecoder:
             chunk, self._head = self._head, b""
         return framer.feed(chunk)
 
-    def end_frames(self, *, empty_ok: bool = False) -> list[Any]:
+    def end_frames(self, *, empty_ok: bool = False) -> list[Frame]:
         """End of body for the framer: the frames it still held (an empty body raises
         ``IncompleteStreamError`` unless ``empty_ok``)."""
-        frames: list[Any] = []
+        frames: list[Frame] = []
         if self.framer is None:
             if not empty_ok and not self._head.strip():
                 raise IncompleteStreamError("empty body: no events arrived")
             self.framing = sniff_framing(self._head) or "sse"
             self.framer = make_framer(self.framing, self.limits)
             head, self._head = self._head, b""
-            frames = self.framer.feed(head)
-        return frames + self.framer.close()
+            frames = list(self.framer.feed(head))
+        return [*frames, *self.framer.close()]
 
     # -- decoding ---------------------------------------------------------------
     def feed(self, chunk: bytes) -> list[UniEvent]:
@@ -137,8 +137,9 @@ class StreamDecoder:
             self.ignored_bytes += len(chunk)
             return []
         out: list[UniEvent] = []
+        framer = self.framer
         try:
-            self._decode(self.frames(chunk), out)
+            self._decode(framer.feed(chunk) if framer is not None else self.frames(chunk), out)
         except StreamflowError as exc:
             self._failed(exc, out)
         return out
@@ -154,26 +155,24 @@ class StreamDecoder:
 
     def close(self) -> list[UniEvent]:
         """End of body: flush, and raise ``IncompleteStreamError`` if the stream was cut."""
-        out: list[UniEvent] = []
-        if self._stopped:
-            return out
-        try:
-            self._decode(self.end_frames(), out)
-            if self.decoder is None:
-                raise IncompleteStreamError("the body held no events")
-            self._deliver(self.decoder.close(), out)
-        except StreamflowError as exc:
-            self._failed(exc, out)
-        return out
+        return self._end(framed_here=True)
 
     def close_frames(self) -> list[UniEvent]:
         """End of frames framed elsewhere: check the terminator."""
+        return self._end(framed_here=False)
+
+    def _end(self, framed_here: bool) -> list[UniEvent]:
         out: list[UniEvent] = []
         if self._stopped:
             return out
         try:
+            if framed_here:
+                self._decode(self.end_frames(), out)
             if self.decoder is None:
-                raise IncompleteStreamError("the stream held no events")
+                raise IncompleteStreamError("the body held no events" if framed_here
+                                            else "the stream held no events")
+            self.decoder.cut = bool(framed_here and self.framer is not None
+                                    and self.framer.incomplete)
             self._deliver(self.decoder.close(), out)
         except StreamflowError as exc:
             self._failed(exc, out)

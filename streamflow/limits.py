@@ -49,9 +49,9 @@ class Budget:
     The :class:`~streamflow.dialects.base.Emitter` (and the ``uni`` dialect through
     it) asks before anything changes, so a refused fragment leaves the partial
     message as it was: :meth:`open_group` before a new group (or a kept provider
-    entry), :meth:`grow` before a fragment; :meth:`reserve` counts bytes a dialect
-    holds back before they become fragments (out-of-order tool calls), and
-    :meth:`release` returns them when they are emitted.
+    entry), :meth:`grow` for each fragment (it raises before counting);
+    :meth:`reserve` counts bytes a dialect holds back before they become fragments
+    (out-of-order tool calls), and :meth:`release` returns them when they are emitted.
     """
 
     __slots__ = ("limits", "size", "groups", "group_size", "held")
@@ -75,20 +75,18 @@ class Budget:
         if self.groups + extra > self.limits.max_groups:
             raise LimitExceededError("max_groups", self.limits.max_groups)
 
-    def check_grow(self, size: int, tool: bool, new_group: bool) -> int:
-        """The group size after a fragment of ``size`` bytes; raises past a limit."""
+    def grow(self, size: int, tool: bool) -> None:
+        """Count a fragment of ``size`` bytes of the open group (``tool``: a tool call's
+        arguments); raises before counting when it would pass a limit."""
         limits = self.limits
-        if self.size + self.held + size > limits.max_message_bytes:
+        total = self.size + size
+        if total + self.held > limits.max_message_bytes:
             raise LimitExceededError("max_message_bytes", limits.max_message_bytes)
-        group_size = size if new_group else self.group_size + size
-        if tool and group_size > limits.max_tool_arguments_bytes:
+        group = self.group_size + size
+        if tool and group > limits.max_tool_arguments_bytes:
             raise LimitExceededError("max_tool_arguments_bytes", limits.max_tool_arguments_bytes)
-        return group_size
-
-    def grow(self, size: int, group_size: int) -> None:
-        """Count a fragment checked by :meth:`check_grow`."""
-        self.size += size
-        self.group_size = group_size
+        self.size = total
+        self.group_size = group
 
     def reserve(self, size: int, held_in_group: int = 0) -> None:
         """Count ``size`` bytes a dialect buffers; ``held_in_group`` is that buffer's total

@@ -98,12 +98,15 @@ class Assembler:
     open group are kept in a list and joined only when a partial message is asked for.
     """
 
-    __slots__ = ("_items", "_open", "_parts", "_meta", "_usage", "_finish", "_created", "state")
+    __slots__ = ("_items", "open_item", "fragments", "_meta", "_usage", "_finish", "_created",
+                 "state")
 
     def __init__(self) -> None:
         self._items: list[ContentItem] = []
-        self._open: ContentItem | None = None
-        self._parts: list[Any] = []
+        #: the first fragment of the open group (``None`` between groups); read-only
+        self.open_item: ContentItem | None = None
+        #: the growing-field values of the open group's fragments so far; read-only
+        self.fragments: list[Any] = []
         self._meta: JSONDict = {}
         self._usage: Usage | None = None
         self._finish: FinishReason | None = None
@@ -117,19 +120,9 @@ class Assembler:
         return self.state is STOPPED
 
     @property
-    def open_item(self) -> ContentItem | None:
-        """The first fragment of the open group, if one is open."""
-        return self._open
-
-    @property
     def open_kind(self) -> str | None:
         """The kind of the open group, if any."""
-        return self._open.kind if self._open is not None else None
-
-    @property
-    def fragments(self) -> list[Any]:
-        """The growing-field values of the open group's fragments so far (do not mutate)."""
-        return self._parts
+        return self.open_item.kind if self.open_item is not None else None
 
     @property
     def provider(self) -> JSONDict:
@@ -156,22 +149,22 @@ class Assembler:
 
     def compact(self) -> str:
         """Join the open group's text fragments into one (the partial message is unchanged)."""
-        text = "".join(self._parts)
-        self._parts = [text]
+        text = "".join(self.fragments)
+        self.fragments = [text]
         return text
 
     def fragment(self, item: ContentItem, value: Any, created_at: int) -> None:
         """Take the ``K.delta`` ``item`` whose growing field is ``value`` (the writer's path)."""
-        open_ = self._open
+        open_ = self.open_item
         if open_ is not None and open_.kind == item.kind:  # the (OPEN, DELTA) self-loop
-            self._parts.append(value)
+            self.fragments.append(value)
             return
         self.state = step(self.state, symbol(item.kind, False, self.open_kind),
                           what=item.type, kind=item.kind, open_kind=self.open_kind)
         if self._created is None:
             self._created = created_at
-        self._open = item
-        self._parts = [value]
+        self.open_item = item
+        self.fragments = [value]
 
     def feed(self, event: UniEvent) -> None:
         """Take the next event of the stream (a rejected event changes nothing)."""
@@ -199,20 +192,20 @@ class Assembler:
             self._finish = event.finish_reason
         elif nxt is IDLE:
             self._items.append(item)
-            self._open = None
-            self._parts = []
-        elif self._open is None:
-            self._open = item
-            self._parts = [getattr(item, item.growing)]
+            self.open_item = None
+            self.fragments = []
+        elif self.open_item is None:
+            self.open_item = item
+            self.fragments = [getattr(item, item.growing)]
         else:
-            self._parts.append(getattr(item, item.growing))
+            self.fragments.append(getattr(item, item.growing))
 
     @property
     def message(self) -> Message:
         """The message so far (final once stopped; see the module doc for partial form)."""
         items = list(self._items)
-        if self._open is not None:
-            items.append(join_fragments(self._open, self._parts, done=False))
+        if self.open_item is not None:
+            items.append(join_fragments(self.open_item, self.fragments, done=False))
         meta = self.provider
         return Message(
             items=items,

@@ -9,13 +9,14 @@ parse at the end of the call.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic_core import from_json
 
 from .errors import LimitExceededError, ToolCallArgumentParseError
 
-__all__ = ["ArgumentBuffer", "parse_arguments"]
+__all__ = ["ArgumentBuffer", "ObjectEnd", "parse_arguments"]
 
 
 def parse_arguments(text: str, *, tool_call_id: str = "", name: str = "",
@@ -91,3 +92,67 @@ class ArgumentBuffer:
     def parse(self, *, tool_call_id: str = "", name: str = "") -> dict[str, Any]:
         """Strict parse of the whole text into an object (see :func:`parse_arguments`)."""
         return parse_arguments(self.text, tool_call_id=tool_call_id, name=name)
+
+
+_TOKEN = re.compile(r'[{}\[\]"\\]')
+_IN_STRING = re.compile(r'["\\]')
+
+
+class ObjectEnd:
+    """Tells whether JSON text fed so far is one closed object (each byte scanned once).
+
+    Only structure is tracked (strings, escapes, nesting); the strict parse comes
+    when the call closes.
+    """
+
+    __slots__ = ("_depth", "_escape", "_in_string", "_state")
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._in_string = False
+        self._escape = False
+        self._state = 0  # 0: nothing yet, 1: inside the object, 2: closed, 3: not one object
+
+    @property
+    def closed(self) -> bool:
+        """True when the text is one object, closed, with only whitespace after it."""
+        return self._state == 2
+
+    def feed(self, text: str) -> None:
+        """Scan the next fragment."""
+        state = self._state
+        if state == 3 or not text:
+            return
+        if state != 1:
+            stripped = text.lstrip()
+            if not stripped:
+                return
+            if state == 2 or stripped[0] != "{":
+                self._state = 3
+                return
+        depth, in_string, i, n = self._depth, self._in_string, 0, len(text)
+        if self._escape:
+            self._escape, i = False, 1
+        while i < n:
+            m = (_IN_STRING if in_string else _TOKEN).search(text, i)
+            if m is None:
+                break
+            c, i = m.group(), m.end()
+            if in_string:
+                if c == "\\":
+                    if i >= n:
+                        self._escape = True
+                    i += 1
+                else:
+                    in_string = False
+            elif c == '"':
+                in_string = True
+            elif c in "{[":
+                depth += 1
+            else:
+                depth -= 1
+                if depth <= 0:
+                    self._state = 2 if depth == 0 and not text[i:].strip() else 3
+                    self._depth, self._in_string = depth, False
+                    return
+        self._state, self._depth, self._in_string = 1, depth, in_string

@@ -41,9 +41,9 @@ from .errors import CancelledStreamError, StreamflowError
 from .events import UniEvent
 from .limits import Limits
 from .message import Assembler, Message
-from .operators._base import Handlers, Operator, stateful
-from .operators.on_error import StreamFailure, StreamRestart
+from .operators import Handlers, Operator, stateful
 from .operators.pipeline import subscribe_decoder
+from .outcome import StreamFailure, StreamRestart
 from .sinks.base import AsyncSink, AsyncSinkFeeder, SinkError
 from .sources.bridge import scope
 from .sources.coerce import as_source
@@ -60,7 +60,7 @@ def as_events(dialect: str = "auto", framing: str | None = None, limits: Limits 
         decided = False
 
         def make() -> Handlers:
-            return subscribe_decoder(observer, dialect, framing, limits, options)[1]
+            return subscribe_decoder(observer, dialect, framing, limits, options)
 
         def on_next(item: Any) -> None:
             nonlocal handlers, decided
@@ -130,6 +130,7 @@ class _FanOut(abc.ObserverBase[Any]):
         self.error: Exception | None = None
         self.converted: StreamFailure | None = None
         self.finished = False
+        self.seen = False  # a UniEvent of the current attempt went by
         self.foreign: str | None = None  # the type of the first item that is no UniEvent
         self.done: anyio.Event | None = None
 
@@ -144,11 +145,13 @@ class _FanOut(abc.ObserverBase[Any]):
         if self.finished:
             return
         if type(value) is UniEvent:
+            self.seen = True
             if self.decoder is None:  # else the decoder's emitter already assembles
                 self.assembler.feed(value)
         elif isinstance(value, StreamRestart):
             self.assembler = Assembler()
-            self.decoder = None  # the restarted stream is assembled here
+            self.decoder = None  # the restarted stream is assembled here (or lent again)
+            self.seen = False
         elif isinstance(value, StreamFailure):
             self.converted = value
         elif self.foreign is None:  # a Block of group_by_block()...: sinks may want it
@@ -190,9 +193,12 @@ class _FanOut(abc.ObserverBase[Any]):
     def adopt(self, decoder: StreamDecoder) -> None:
         """Use the lent decoder's own assembled state (one assembly per stream, not two).
 
-        The latest wins: a retry re-subscribes the pipeline, which lends its new decoder.
+        Only before the first event of an attempt: a retry re-subscribes the pipeline,
+        which lends its new decoder; a pipeline some sink runs once events flow (a task
+        that inherited run's context) is not this stream's and is ignored.
         """
-        self.decoder = decoder
+        if not self.seen:
+            self.decoder = decoder
 
     def result(self) -> Message:
         """The message, or the error the module doc describes."""

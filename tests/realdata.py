@@ -6,6 +6,7 @@ Import as ``from realdata import real_body`` (``tests/`` is on pytest's ``python
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,3 +40,21 @@ def real_body(relative: str) -> bytes:
 def framing_for(relative: str) -> str | None:
     """``ndjson`` for ``.jsonl`` recordings (one SSE data payload per line), else None."""
     return "ndjson" if relative.endswith(".jsonl") else None
+
+
+_FAULT_BODIES: Any = None
+
+
+def fault_bodies() -> Any:
+    """``tests/faults/fault_bodies.py`` (one well-formed body per dialect), loaded once."""
+    global _FAULT_BODIES
+    if _FAULT_BODIES is None:
+        import importlib.util
+
+        path = Path(__file__).resolve().parent / "faults" / "fault_bodies.py"
+        spec = importlib.util.spec_from_file_location("_shared_fault_bodies", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _FAULT_BODIES = module
+    return _FAULT_BODIES

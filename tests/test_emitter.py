@@ -168,7 +168,7 @@ def test_binary_and_vectors_count_towards_the_message_size() -> None:
 
 # -- the Decoder base contract ----------------------------------------------------------
 
-class LineDecoder(Decoder):
+class LineDecoder(Decoder[ServerSentEvent]):
     """A toy dialect: ``t:<text>``, ``stop``, ``bad`` (a bug: KeyError), ``err`` (provider),
     ``json`` (malformed JSON: the typed error bad input gives)."""
 

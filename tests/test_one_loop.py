@@ -11,13 +11,12 @@ exception than a streamflow error may come out for bad input.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import reactivex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from realdata import fault_bodies
 
 from streamflow import StreamDecoder, StreamflowError, assemble
 from streamflow.dialects import get_dialect
@@ -27,17 +26,7 @@ from streamflow.operators import frame, normalize, pipeline
 from streamflow.runtime import run_sync
 from streamflow.sources import from_iterable
 
-
-def _load_bodies() -> Any:
-    path = Path(__file__).parent / "faults" / "fault_bodies.py"
-    spec = importlib.util.spec_from_file_location("_one_loop_fault_bodies", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BODIES = _load_bodies()
+BODIES = fault_bodies()
 DIALECTS = BODIES.available()
 LIMITS = Limits(max_event_bytes=4096)
 Outcome = tuple[list[Any], Any, Any]
@@ -169,7 +158,7 @@ def bodies(draw: st.DrawFn) -> tuple[list[bytes], str]:
     return _chunked(body, cuts), dialect
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bodies())
 def test_every_entry_point_gives_the_same_events_and_outcome(case: tuple[list[bytes], str]
                                                              ) -> None:
@@ -199,3 +188,26 @@ def test_nothing_raises_after_stop_and_what_follows_is_counted() -> None:
             assert dec.message.complete
             assert dec.ignored_frames + dec.ignored_bytes > 0, (dialect, tail[:20])
             check_all_agree([body, tail], dialect)
+
+
+def test_run_sync_handed_a_pipelines_events_does_not_assemble_them_again(
+        monkeypatch: Any) -> None:
+    """Item 15: the pipeline lends run_sync its decoder, whose emitter already assembles."""
+    import streamflow.runtime as runtime
+
+    fed: list[Any] = []
+
+    class Counting(runtime.Assembler):  # type: ignore[misc,name-defined]
+        def feed(self, event: UniEvent) -> None:
+            fed.append(event)
+            super().feed(event)
+
+    monkeypatch.setattr(runtime, "Assembler", Counting)
+    body = BODIES.body_for("anthropic")
+    message = run_sync(from_iterable([body]).pipe(pipeline("anthropic")), lambda _: None)
+    assert message.complete and message.text == BODIES.EXPECTED_TEXT
+    assert fed == []
+    # a stream of UniEvents from elsewhere is still assembled by run_sync itself
+    events = StreamDecoder("anthropic").feed(body)
+    again = run_sync(reactivex.from_iterable(events), lambda _: None)
+    assert again.text == BODIES.EXPECTED_TEXT and len(fed) == len(events)

@@ -122,3 +122,31 @@ def test_any_fragmentation_parses_to_the_object(obj: dict[str, Any], ascii_only:
         assert snap is None or isinstance(snap, dict)
     assert buf.snapshot() == obj
     assert buf.parse() == obj == parse_arguments(text)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(alphabet='ab"\\{}[]: ,é'),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(alphabet='ab"\\{}'), inner, max_size=3),
+                     max_leaves=8)
+
+
+@given(_JSON, st.lists(st.integers(0, 60), max_size=6), st.sampled_from(["", " ", "x", "}"]))
+def test_object_end_tells_a_closed_object_under_any_chunking(value: Any, cuts: list[int],
+                                                            tail: str) -> None:
+    """ObjectEnd (openai-chat's linear completeness check) agrees with a real parse."""
+    from streamflow.partial_json import ObjectEnd
+
+    text = json.dumps(value) + tail
+    try:
+        expected = isinstance(json.loads(text), dict)
+    except ValueError:
+        expected = False
+    end, last = ObjectEnd(), 0
+    for cut in sorted(c % (len(text) + 1) for c in cuts):
+        end.feed(text[last:cut])
+        last = cut
+    end.feed(text[last:])
+    if expected:
+        assert end.closed
+    elif isinstance(value, dict):
+        assert not end.closed  # an object followed by garbage is not one closed object

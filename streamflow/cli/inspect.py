@@ -38,7 +38,7 @@ from .summary import render, render_error, sanitize
 from .timeline_model import DEFAULT_STALL
 
 if TYPE_CHECKING:
-    from ..sinks.recording import Recording
+    from ..recording import Recording
 
 __all__ = ["InspectResult", "add_arguments", "inspect_body", "render", "run", "sanitize",
            "to_json"]
@@ -165,7 +165,7 @@ def _read(args: argparse.Namespace) -> InspectResult:
         return inspect_body(sys.stdin.buffer, args.dialect,
                             resolve_framing(args.framing, args.file), **options)
     if _looks_like_recording(args.file):
-        from ..sinks.recording import read_recording  # (the sinks package loads anyio)
+        from ..recording import read_recording  # (the sinks package loads anyio)
 
         recording = read_recording(args.file)
         dialect = recording.dialect if args.dialect == "auto" and recording.dialect \

@@ -23,7 +23,7 @@ from ..events import (
 from ..message import Message
 
 if TYPE_CHECKING:
-    from ..sinks.recording import Recording
+    from ..recording import Recording
     from .inspect import InspectResult
 
 __all__ = ["render", "render_error", "sanitize"]

@@ -1,6 +1,6 @@
 """What happened when in a recorded stream: the facts ``inspect --timeline`` draws.
 
-:func:`build_timeline` re-decodes a :class:`~streamflow.sinks.recording.Recording`'s
+:func:`build_timeline` re-decodes a :class:`~streamflow.recording.Recording`'s
 chunks, each stamped with its arrival time, so any Recorder file works (with or
 without event lines): the time to the first byte and to the first content
 fragment, one :class:`Group` per content group (thinking, text, each tool call)
@@ -20,7 +20,7 @@ from ..errors import StreamflowError
 from ..events import ToolCallItem, UniEvent
 
 if TYPE_CHECKING:
-    from ..sinks.recording import Recording
+    from ..recording import Recording
 
 __all__ = ["DEFAULT_STALL", "Group", "Stall", "StreamTimeline", "build_timeline"]
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, TypeVar
 
 from mypy_extensions import mypyc_attr
 from pydantic_core import from_json
@@ -32,8 +33,10 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Message
 from .emitter import Emitter, merge_provider
 
-__all__ = ["FAST_JSON", "Decoder", "Emitter", "expect_obj", "expect_str", "load_json",
-           "merge_provider", "now_ms", "parse_payload"]
+ErrorFields = tuple[str | None, str | None, str | None]
+
+__all__ = ["FAST_JSON", "Decoder", "Emitter", "ErrorFields", "expect_obj", "expect_str",
+           "load_json", "merge_provider", "now_ms", "parse_payload"]
 
 try:  # the optional ``fast`` extra, used by the compiled build only: in pure Python the
     # check that orjson read what from_json reads costs more than orjson saves
@@ -107,8 +110,11 @@ def expect_obj(value: Any, what: str) -> JSONDict:
     return value
 
 
+F = TypeVar("F")  # the frame type of the dialect's framing (see streamflow.framing.Frame)
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)  # the other dialects and users subclass it
-class Decoder(ABC):
+class Decoder(ABC, Generic[F]):
     """Sans-IO decoder of one dialect: feed frames, get UniEvents.
 
     ``feed(frame)`` returns the events that frame completes; ``close()`` ends the
@@ -122,6 +128,25 @@ class Decoder(ABC):
     name: ClassVar[str] = ""
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "its terminator"
+    #: ``gen_ai.provider.name`` of the provider (OpenTelemetry semantic conventions)
+    provider_name: ClassVar[str] = ""
+
+    # -- facts about the wire format (read by the faults, the sinks, the sources) --
+    @classmethod
+    def is_terminator(cls, frame: Any) -> bool:
+        """True if ``frame`` is the event that ends a stream of this dialect."""
+        return False
+
+    @classmethod
+    def error_frame(cls, code: int, type: str | None, message: str) -> bytes | None:
+        """An in-band error as this provider writes it after a ``200`` (``type=None``:
+        its usual "overloaded" type); ``None`` when the dialect has no such event."""
+        return None
+
+    @classmethod
+    def http_error(cls, payload: Any, headers: Mapping[str, str]) -> ErrorFields:
+        """``(message, type, request_id)`` from this provider's non-2xx error envelope."""
+        return None, None, None
 
     def __init__(self, *, limits: Limits | None = None, clock: Any = None) -> None:
         self.limits = limits or DEFAULT_LIMITS
@@ -130,6 +155,8 @@ class Decoder(ABC):
         #: the framing the body actually came in (``"ndjson"``: a JSON-lines recording
         #: of an SSE stream, where an SSE-only terminator such as ``[DONE]`` cannot appear)
         self.framed_as: str = self.framing
+        #: set before :meth:`close` when the framer discarded a frame cut by the end of body
+        self.cut = False
 
     @property
     def partial(self) -> Message:
@@ -141,7 +168,7 @@ class Decoder(ABC):
         """True once the stop event was emitted."""
         return self.emitter.stopped
 
-    def feed(self, frame: Any) -> list[UniEvent]:
+    def feed(self, frame: F) -> list[UniEvent]:
         """Decode one frame into zero or more UniEvents."""
         em = self.emitter
         em.now = self._clock()
@@ -170,7 +197,7 @@ class Decoder(ABC):
                 f"{self.name} stream ended without {self.terminator}")
 
     @abstractmethod
-    def handle(self, frame: Any) -> None:
+    def handle(self, frame: F) -> None:
         """Map one frame onto the emitter."""
 
     @classmethod

@@ -25,6 +25,7 @@ from ..events import (
     Usage,
     join_fragments,
 )
+from ..grammar import STOPPED
 from ..limits import DEFAULT_LIMITS, Budget, Limits
 from ..message import Assembler, Message
 from ..partial_json import parse_arguments
@@ -107,20 +108,32 @@ class Emitter:
     def delta(self, item: ContentItem) -> None:
         """Emit one ``K.delta`` item, opening (and closing another) group as needed."""
         asm = self.assembler
-        if asm.stopped:
-            raise ProtocolError(f"{item.type} after the stream stopped")
         kind = item.kind
         value = getattr(item, item.growing)
         size = 8 * len(value) if kind == "embedding" else len(value)
         open_ = asm.open_item
-        budget = self.budget
-        new_group = open_ is None or open_.kind != kind
-        if new_group:
+        if open_ is not None and open_.kind == kind:  # the grammar's (OPEN, DELTA) self-loop
+            # the per-token path: the Budget's counters updated in place; Budget.grow
+            # is only called to raise the limit error
+            budget = self.budget
+            total = budget.size + size
+            group = budget.group_size + size
+            limits = budget.limits
+            if total + budget.held > limits.max_message_bytes or (
+                    group > limits.max_tool_arguments_bytes and kind == "tool_call"):
+                budget.grow(size, kind == "tool_call")
+            budget.size = total
+            budget.group_size = group
+            asm.fragments.append(value)
+        else:
+            if asm.state is STOPPED:
+                raise ProtocolError(f"{item.type} after the stream stopped")
             if open_ is not None:
-                self.close_group()
+                self.close_group()  # WRITER_CLOSES: a fragment of another kind
+            budget = self.budget
             budget.open_group()  # checked before anything changes
-        budget.grow(size, budget.check_grow(size, kind == "tool_call", new_group))
-        asm.fragment(item, value, self.now)
+            budget.grow(size, kind == "tool_call")
+            asm.fragment(item, value, self.now)
         if item.fidelity is not None:
             fid = self._fidelity
             self._fidelity = {**fid, **item.fidelity} if fid else item.fidelity
@@ -179,6 +192,16 @@ class Emitter:
         self.budget.open_group()
         self.assembler.keep(key, value)
 
+    def ride(self, extra: JSONDict) -> None:
+        """Per-chunk provider data: merged into the provider slot of the events written
+        since the last drain (the events of its chunk), else kept in ``provider["chunk_extras"]``.
+        """
+        if not self.out:
+            self.keep("chunk_extras", extra)
+            return
+        for event in self.out:
+            event.provider = {**event.provider, **extra} if event.provider else dict(extra)
+
     def _announce(self) -> JSONDict | None:
         """The first event carries the message's ``id`` and ``model``."""
         if self._announced:
@@ -213,12 +236,9 @@ class Emitter:
         for item in event.content_items:
             if item.type.endswith(".done"):
                 continue
-            value = getattr(item, item.growing)
-            size = _size(item, value)
-            new_group = asm.open_item is None
-            if new_group and not asm.stopped:
+            if asm.open_item is None and not asm.stopped:
                 budget.open_group()
-            budget.grow(size, budget.check_grow(size, item.kind == "tool_call", new_group))
+            budget.grow(_size(item, getattr(item, item.growing)), item.kind == "tool_call")
         self._write(event)
 
     def drain(self) -> list[UniEvent]:

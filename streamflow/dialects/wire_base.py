@@ -7,11 +7,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator
 
-__all__ = ["WireModel", "type_discriminator"]
+__all__ = ["WireModel", "frame_data", "json_line", "sse_json", "text_of", "type_discriminator"]
 
 
 class WireModel(BaseModel):
@@ -35,3 +36,30 @@ def type_discriminator(known: tuple[str, ...], suffixes: dict[str, str] | None =
         return "unknown"
 
     return Discriminator(pick)
+
+
+def sse_json(obj: Any, event: str | None = None) -> bytes:
+    """One SSE event whose data is ``obj`` as compact JSON (for the dialects' error writers)."""
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(obj, separators=(',', ':'))}\n\n".encode()
+
+
+def json_line(obj: Any) -> bytes:
+    """One JSON line."""
+    return (json.dumps(obj, separators=(",", ":")) + "\n").encode()
+
+
+def frame_data(frame: Any) -> Any:
+    """The JSON payload of an SSE/NDJSON frame, or ``None`` when it holds none."""
+    data = getattr(frame, "data", None)
+    if not isinstance(data, str) or not data.lstrip().startswith("{"):
+        return None
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
+def text_of(value: Any) -> str | None:
+    """``value`` when it is a non-empty string."""
+    return value if isinstance(value, str) and value else None

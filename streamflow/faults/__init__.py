@@ -61,11 +61,10 @@ from .chunks import (
     split_events,
 )
 from .dialect_faults import DropTerminator, InsertError
+from .functions import by_event, cut, drip, drop_terminator, duplicate, insert_error, stall, swap
 from .operators import inject
 from .profiles import PROFILES, ErrorSpec, Profile, profile_for
-from .pure import by_event, cut, drip, drop_terminator, duplicate, insert_error, stall, swap
-from .serve import FaultySource, fault_route, faulty_source, play
-from .transforms import (
+from .recipes import (
     ByEvent,
     Cut,
     Drip,
@@ -77,6 +76,7 @@ from .transforms import (
     apply,
     iter_apply,
 )
+from .serve import FaultySource, fault_route, faulty_source, play
 
 __all__ = [
     "PROFILES",

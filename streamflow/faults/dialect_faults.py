@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .chunks import Chunk, EventSplitter
 from .profiles import ErrorSpec, profile_for
-from .transforms import FaultState, _State
+from .recipes import FaultState, _State
 
 __all__ = ["DropTerminator", "InsertError"]
 

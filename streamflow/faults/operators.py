@@ -21,7 +21,7 @@ from reactivex.disposable import SingleAssignmentDisposable
 
 from ..errors import TransportError
 from .chunks import Reset
-from .transforms import Chain, Fault, Stall
+from .recipes import Chain, Fault, Stall
 
 __all__ = ["RESET_MESSAGE", "inject"]
 

@@ -27,7 +27,7 @@ from ..server.routes import Route
 from ..sources.bridge import Source
 from .chunks import Chunk, Pause, Reset, as_chunks
 from .operators import RESET_MESSAGE
-from .transforms import Chain, Fault, iter_apply
+from .recipes import Chain, Fault, iter_apply
 
 __all__ = ["FaultySource", "fault_route", "faulty_source", "play"]
 

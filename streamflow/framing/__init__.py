@@ -7,17 +7,18 @@ Add a framing by writing one module and one line in :data:`FRAMERS`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from ..limits import Limits
-from .eventstream import EventStreamParser, is_prelude
+from .eventstream import EventStreamMessage, EventStreamParser, is_prelude
 from .ndjson import NDJSONParser
 from .raw import RawFramer
 from .sse import ServerSentEvent, SSEParser
 
 __all__ = [
     "FRAMERS",
+    "Frame",
     "Framer",
     "EventStreamParser",
     "NDJSONParser",
@@ -29,15 +30,19 @@ __all__ = [
 ]
 
 
+#: What a framer yields: an SSE event (SSE, NDJSON), an event-stream message, raw bytes.
+Frame = ServerSentEvent | EventStreamMessage | bytes
+
+
 class Framer(Protocol):
     """What every framer is: bytes in, frames out (see the module doc)."""
 
     incomplete: bool
 
-    def feed(self, chunk: bytes) -> list[Any]:
+    def feed(self, chunk: bytes) -> Sequence[Frame]:
         """Frame the next bytes; returns the frames they complete."""
 
-    def close(self) -> list[Any]:
+    def close(self) -> Sequence[Frame]:
         """End of body: the frames still held; sets ``incomplete`` if one was cut."""
 
 

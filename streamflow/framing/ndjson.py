@@ -12,15 +12,17 @@ line is the dialect's to reject (it is not valid JSON).
 from __future__ import annotations
 
 import codecs
+from typing import Any
 
 from ..errors import LimitExceededError
-from ..limits import DEFAULT_LIMITS, Limits
+from ..limits import Limits
+from .lines import LineFramer
 from .sse import ServerSentEvent
 
 __all__ = ["NDJSONParser"]
 
 
-class NDJSONParser:
+class NDJSONParser(LineFramer):
     """Incremental JSON-lines framer: ``feed(bytes) -> list[ServerSentEvent]``.
 
     ``limits.max_event_bytes`` bounds one line (in characters); an endless line
@@ -28,31 +30,17 @@ class NDJSONParser:
     before it in the same chunk are returned first; the next call raises).
     """
 
-    __slots__ = (
-        "_decoder",
-        "_error",
-        "_max",
-        "_pending",
-        "_pending_size",
-        "closed",
-        "incomplete",
-    )
+    __slots__ = ("_decoder", "_pending", "_pending_size")
 
     def __init__(self, limits: Limits | None = None) -> None:
+        super().__init__(limits)
         self._decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
         self._pending: list[str] = []
         self._pending_size = 0
-        self._max = (limits or DEFAULT_LIMITS).max_event_bytes
-        self._error: LimitExceededError | None = None
-        self.incomplete = False
-        self.closed = False
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Frame the next bytes; returns one event per completed non-blank line."""
-        if self._error is not None:
-            raise self._error
-        if self.closed:
-            raise ValueError("NDJSONParser.feed() after close()")
+        self._check_open()
         return self._run(self._decoder.decode(chunk), final=False)
 
     def close(self) -> list[ServerSentEvent]:
@@ -64,18 +52,10 @@ class NDJSONParser:
         self.closed = True
         return self._run(self._decoder.decode(b"", True), final=True)
 
-    def _run(self, text: str, final: bool) -> list[ServerSentEvent]:
-        out: list[ServerSentEvent] = []
-        try:
-            self._lines(text, final, out)
-        except LimitExceededError as exc:
-            self._error = exc
-            self._pending = []
-            if not out:
-                raise
-        return out
+    def _drop(self) -> None:
+        self._pending = []
 
-    def _lines(self, text: str, final: bool, out: list[ServerSentEvent]) -> None:
+    def _parse(self, text: str, final: bool, out: list[Any]) -> None:
         if "\n" not in text and not final:
             if text:
                 self._pending.append(text)

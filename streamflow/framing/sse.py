@@ -30,9 +30,11 @@ from __future__ import annotations
 
 from codecs import utf_8_decode
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import LimitExceededError
-from ..limits import DEFAULT_LIMITS, Limits
+from ..limits import Limits
+from .lines import LineFramer
 
 __all__ = ["SSEParser", "ServerSentEvent"]
 
@@ -60,7 +62,7 @@ class ServerSentEvent:
         self.retry = retry
 
 
-class SSEParser:
+class SSEParser(LineFramer):
     """Incremental, chunking-invariant SSE parser (see module doc).
 
     ``limits.max_event_bytes`` bounds one event: its data lines (each value plus its
@@ -78,20 +80,17 @@ class SSEParser:
         "_data",
         "_data_size",
         "_dirty",
-        "_error",
         "_event",
         "_last_id",
-        "_max",
         "_pending",
         "_pending_size",
         "_retry",
         "_started",
         "_tail",
-        "closed",
-        "incomplete",
     )
 
     def __init__(self, limits: Limits | None = None) -> None:
+        super().__init__(limits)
         self._tail = b""             # bytes of a UTF-8 sequence cut by the chunk end
         self._started = False        # the leading-BOM check is done
         self._cr = False             # the last text ended with CR: a leading LF is its pair
@@ -103,17 +102,10 @@ class SSEParser:
         self._last_id = ""
         self._retry: int | None = None
         self._dirty = False          # field lines seen since the last dispatch
-        self._max = (limits or DEFAULT_LIMITS).max_event_bytes
-        self._error: LimitExceededError | None = None
-        self.incomplete = False
-        self.closed = False
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Parse the next bytes of the body; returns the events they complete."""
-        if self._error is not None:
-            raise self._error
-        if self.closed:
-            raise ValueError("SSEParser.feed() after close()")
+        self._check_open()
         # incremental UTF-8 decoding, as codecs' IncrementalDecoder does it, minus a call
         data = self._tail + chunk if self._tail else chunk
         text, used = utf_8_decode(data, "replace", False)
@@ -139,23 +131,10 @@ class SSEParser:
         self._dirty = False
         return out
 
-    def _run(self, text: str) -> list[ServerSentEvent]:
-        """Parse ``text``; a limit error after complete events is raised on the next call.
+    def _drop(self) -> None:
+        self._pending, self._data = [], []
 
-        So the events completed before the oversized one are never lost, however the
-        body was chunked.
-        """
-        out: list[ServerSentEvent] = []
-        try:
-            self._feed_text(text, out)
-        except LimitExceededError as exc:
-            self._error = exc
-            self._pending, self._data = [], []  # free the oversized event at once
-            if not out:
-                raise
-        return out
-
-    def _feed_text(self, text: str, out: list[ServerSentEvent]) -> None:
+    def _parse(self, text: str, final: bool, out: list[Any]) -> None:
         if not text:
             return
         if not self._started:

@@ -5,7 +5,7 @@ here. Every operator keeps its state per subscription.
 
 =================== ==================================================================
 ``frame``           bytes -> frames (SSE, NDJSON... pluggable)
-``decode``          frames -> the dialect's typed wire events (pydantic)
+``parse_wire``      frames -> the dialect's typed wire events (pydantic; old name ``decode``)
 ``normalize``       frames (or wire events) -> UniEvent
 ``pipeline``        bytes -> UniEvent in one hop (frame + normalize fused)
 ``group_by_block``  UniEvent -> one replaying observable per content group
@@ -18,18 +18,21 @@ here. Every operator keeps its state per subscription.
 
 from __future__ import annotations
 
+from ._base import Handlers, Operator, stateful
 from .accumulate_json import ToolCallState, accumulate_json
-from .decode import decode
 from .encode import encode
 from .frame import frame
 from .group_by_block import Block, group_by_block
 from .normalize import normalize
 from .on_error import StreamFailure, StreamRestart, exponential_backoff, on_error
+from .parse_wire import decode, parse_wire
 from .pipeline import pipeline
 from .tap_usage import tap_usage
 
 __all__ = [
     "Block",
+    "Handlers",
+    "Operator",
     "StreamFailure",
     "StreamRestart",
     "ToolCallState",
@@ -41,6 +44,8 @@ __all__ = [
     "group_by_block",
     "normalize",
     "on_error",
+    "parse_wire",
     "pipeline",
+    "stateful",
     "tap_usage",
 ]

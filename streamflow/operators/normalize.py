@@ -23,23 +23,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
 from reactivex import abc
 
-from ..decoder import StreamDecoder, lend
+from ..decoder import StreamDecoder
 from ..events import UniEvent
-from ..framing.sse import ServerSentEvent
 from ..limits import Limits
 from ._base import Handlers, Operator, stateful
+from .pipeline import subscribe_decoder
 
 __all__ = ["normalize"]
-
-
-def _as_frame(item: Any) -> Any:
-    if isinstance(item, BaseModel):
-        return ServerSentEvent(item.model_dump_json(exclude_unset=True),
-                               str(getattr(item, "type", "message")))
-    return item
 
 
 def normalize(dialect: str = "auto", *, framing: str = "sse", limits: Limits | None = None,
@@ -48,24 +40,6 @@ def normalize(dialect: str = "auto", *, framing: str = "sse", limits: Limits | N
     StreamDecoder(dialect, framing=framing, limits=limits, **options)  # fail fast on bad names
 
     def setup(observer: abc.ObserverBase[UniEvent]) -> Handlers:
-        decoder = StreamDecoder(dialect, framing=framing, limits=limits, emit=observer.on_next,
-                                **options)
-        lend(decoder)
-
-        def on_next(item: Any) -> None:
-            decoder.feed_frames((_as_frame(item),))
-
-        def on_error(error: Exception) -> None:
-            failed = decoder.fail(error)
-            if failed is None:
-                observer.on_completed()
-            else:
-                observer.on_error(failed)
-
-        def on_completed() -> None:
-            decoder.close_frames()
-            observer.on_completed()
-
-        return on_next, on_error, on_completed
+        return subscribe_decoder(observer, dialect, framing, limits, options, frames=True)
 
     return stateful(setup)

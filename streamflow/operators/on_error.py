@@ -40,34 +40,13 @@ from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposab
 
 from ..errors import StreamflowError
 from ..message import Message
+from ..outcome import StreamFailure, StreamRestart
 from ..sources.bridge import current_scope
 from ._base import Handlers, Operator, stateful
 
 __all__ = ["StreamFailure", "StreamRestart", "exponential_backoff", "on_error"]
 
 Policy = Literal["raise", "convert", "retry"]
-
-
-@dataclass(frozen=True, slots=True)
-class StreamFailure:
-    """The last item of a stream converted by ``on_error("convert")``; completion follows."""
-
-    error: StreamflowError
-    partial: Message
-
-
-@dataclass(frozen=True, slots=True)
-class StreamRestart:
-    """``on_error("retry", after_output=True)`` restarts: drop the last ``discard`` items.
-
-    ``attempt`` is the number of the attempt about to start (2, 3...), ``delay``
-    the seconds waited before it, ``error`` what failed.
-    """
-
-    error: Exception
-    attempt: int
-    discard: int
-    delay: float
 
 
 def exponential_backoff(base: float = 0.5, factor: float = 2.0,

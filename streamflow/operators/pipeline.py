@@ -20,29 +20,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
 from reactivex import abc
 
 from ..decoder import StreamDecoder, lend
 from ..events import UniEvent
+from ..framing.sse import ServerSentEvent
 from ..limits import Limits
 from ._base import Handlers, Operator, stateful
 
-__all__ = ["pipeline", "subscribe_decoder"]
+__all__ = ["as_frame", "pipeline", "subscribe_decoder"]
 
 
 def subscribe_decoder(observer: abc.ObserverBase[Any], dialect: str, framing: str | None,
-                      limits: Limits | None, options: dict[str, Any]) -> tuple[
-                          StreamDecoder, Handlers]:
-    """One :class:`StreamDecoder` emitting to ``observer``, and the handlers feeding it bytes.
+                      limits: Limits | None, options: dict[str, Any], *,
+                      frames: bool = False) -> Handlers:
+    """The handlers of one subscription: a :class:`StreamDecoder` emitting to ``observer``.
 
-    The shared body of ``pipeline`` and ``run()``'s front: ``on_next`` feeds,
-    ``on_completed`` closes (the decoder raises if the stream was cut), ``on_error``
-    passes the upstream error on with ``partial`` attached -- or completes when the
-    stream had already stopped (a stream never ends with both).
+    The shared body of ``pipeline``, ``normalize`` (``frames=True``: items are frames)
+    and ``run()``'s front: ``on_next`` feeds, ``on_completed`` closes (the decoder
+    raises if the stream was cut), ``on_error`` passes the upstream error on with
+    ``partial`` attached -- or completes when the stream had already stopped (a
+    stream never ends with both). The decoder is lent to a ``run()`` subscribing now.
     """
     decoder = StreamDecoder(dialect, framing=framing, limits=limits, emit=observer.on_next,
                             **options)
     lend(decoder)
+    close = decoder.close_frames if frames else decoder.close
 
     def on_error(error: Exception) -> None:
         failed = decoder.fail(error)
@@ -52,13 +56,25 @@ def subscribe_decoder(observer: abc.ObserverBase[Any], dialect: str, framing: st
             observer.on_error(failed)
 
     def on_completed() -> None:
-        decoder.close()
+        close()
         observer.on_completed()
 
-    def on_next(chunk: bytes) -> None:
-        decoder.feed(chunk)
+    if frames:
+        def on_next(item: Any) -> None:
+            decoder.feed_frames((as_frame(item),))
+    else:
+        def on_next(item: Any) -> None:
+            decoder.feed(item)
 
-    return decoder, (on_next, on_error, on_completed)
+    return on_next, on_error, on_completed
+
+
+def as_frame(item: Any) -> Any:
+    """A frame as it is, a typed wire model as the SSE frame it came in."""
+    if isinstance(item, BaseModel):
+        return ServerSentEvent(item.model_dump_json(exclude_unset=True),
+                               str(getattr(item, "type", "message")))
+    return item
 
 
 def pipeline(dialect: str = "auto", framing: str | None = None, limits: Limits | None = None,
@@ -78,6 +94,6 @@ def pipeline(dialect: str = "auto", framing: str | None = None, limits: Limits |
     StreamDecoder(dialect, framing=framing, limits=limits, **options)  # fail fast on bad names
 
     def setup(observer: abc.ObserverBase[UniEvent]) -> Handlers:
-        return subscribe_decoder(observer, dialect, framing, limits, options)[1]
+        return subscribe_decoder(observer, dialect, framing, limits, options)
 
     return stateful(setup)

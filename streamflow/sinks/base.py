@@ -35,6 +35,8 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..errors import LimitExceededError, SinkError
+from ..events import UniEvent
+from ..outcome import StreamFailure, StreamRestart
 
 __all__ = ["AsyncSink", "AsyncSinkFeeder", "BaseSink", "OverflowPolicy", "Sink", "SinkError"]
 
@@ -56,10 +58,36 @@ class Sink(Protocol):
 
 
 class BaseSink:
-    """A :class:`Sink` with no-op methods: override what you need."""
+    """A :class:`Sink` with no-op methods: override what you need.
+
+    The failure and restart handling every sink shares lives here, once:
+    :meth:`on_next` hands a UniEvent to :meth:`on_event`, ends like
+    :meth:`on_error` on a :class:`~streamflow.outcome.StreamFailure` notice
+    (``on_error("convert")``), and passes a
+    :class:`~streamflow.outcome.StreamRestart` to :meth:`on_restart` unless the
+    sink already :attr:`finished`.
+    """
+
+    @property
+    def finished(self) -> bool:
+        """True once this sink saw its stream end (a late restart is then ignored)."""
+        return False
 
     def on_next(self, event: Any) -> None:
-        """Ignore the item."""
+        """Route one item: a UniEvent, a failure notice or a restart notice."""
+        if type(event) is UniEvent:
+            self.on_event(event)
+        elif isinstance(event, StreamFailure):
+            self.on_error(event.error)
+        elif isinstance(event, StreamRestart):
+            if not self.finished:
+                self.on_restart(event)
+
+    def on_event(self, event: UniEvent) -> None:
+        """Handle one UniEvent (override)."""
+
+    def on_restart(self, notice: StreamRestart) -> None:
+        """A retry starts a new attempt of the stream (override)."""
 
     def on_error(self, error: Exception) -> None:
         """Not handled here: re-raise it (reactivex's default).

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import CancelledStreamError
 from ..events import JSONDict, UniEvent
-from ..operators.on_error import StreamFailure, StreamRestart
+from ..outcome import StreamRestart
 from .base import BaseSink
 from .sanitize import escape_controls
 from .stats import Clock, StreamStats
@@ -63,18 +63,17 @@ class LogSink(BaseSink):
         """Start a new stream (restarts the clock)."""
         self.stats.reset()
 
-    def on_next(self, event: Any) -> None:
-        """Count the event (no record is written per event).
+    @property
+    def finished(self) -> bool:
+        """True once the stream's record was written."""
+        return self.stats.done
 
-        A ``StreamFailure`` notice logs like ``on_error``; a ``StreamRestart`` counts an
-        attempt (the record's ``attempts``), the stream's clock keeps running.
-        """
-        if not isinstance(event, UniEvent):
-            if isinstance(event, StreamFailure):
-                self.on_error(event.error)
-            elif isinstance(event, StreamRestart) and not self.stats.done:
-                self.stats.restart()
-            return
+    def on_restart(self, notice: StreamRestart) -> None:
+        """Count an attempt (the record's ``attempts``); the stream's clock keeps running."""
+        self.stats.restart()
+
+    def on_event(self, event: UniEvent) -> None:
+        """Count the event (no record is written per event)."""
         if self.stats.done:
             self.stats.reset()
         self.stats.observe(event)

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import CancelledStreamError, StreamflowError
 from ..events import UniEvent
-from ..operators.on_error import StreamFailure, StreamRestart
+from ..outcome import StreamRestart
 from . import semconv as sc
 from .base import BaseSink
 from .sanitize import escape_controls
@@ -95,21 +95,20 @@ class OtelSink(BaseSink):
                 start_time=self._start_ns)
         return self.span
 
-    def on_next(self, event: Any) -> None:
-        """Observe an event; the first one opens the span.
+    @property
+    def finished(self) -> bool:
+        """True once the span ended."""
+        return self.stats.done
 
-        A ``StreamFailure`` notice ends the span like ``on_error``; a ``StreamRestart``
-        adds a ``streamflow.retry`` span event and the span goes on.
-        """
-        if not isinstance(event, UniEvent):
-            if isinstance(event, StreamFailure):
-                self.on_error(event.error)
-            elif isinstance(event, StreamRestart) and not self.stats.done:
-                self._open().add_event(sc.STREAMFLOW_RETRY_EVENT, {
-                    sc.STREAMFLOW_RETRY_ATTEMPT: event.attempt,
-                    sc.ERROR_TYPE: type(event.error).__name__})
-                self.stats.restart()
-            return
+    def on_restart(self, notice: StreamRestart) -> None:
+        """Add a ``streamflow.retry`` span event; the span goes on."""
+        self._open().add_event(sc.STREAMFLOW_RETRY_EVENT, {
+            sc.STREAMFLOW_RETRY_ATTEMPT: notice.attempt,
+            sc.ERROR_TYPE: type(notice.error).__name__})
+        self.stats.restart()
+
+    def on_event(self, event: UniEvent) -> None:
+        """Observe an event; the first one opens the span."""
         if self.stats.done:
             self.reset()
         self.stats.observe(event)

@@ -55,10 +55,10 @@ from reactivex import operators as ops
 
 from ..errors import CancelledStreamError, StreamflowError
 from ..events import JSONDict, UniEvent
-from ..operators.on_error import StreamFailure, StreamRestart
+from ..outcome import StreamRestart
+from ..recording import FORMAT_VERSION, MAGIC, Recording, is_recording, read_recording
 from ..sources.bridge import ChunkStream, Source
 from .base import BaseSink
-from .recording import FORMAT_VERSION, MAGIC, Recording, is_recording, read_recording
 from .stats import Clock
 
 __all__ = ["FORMAT_VERSION", "Recorder", "Recording", "is_recording", "read_recording"]
@@ -160,18 +160,15 @@ class Recorder(BaseSink):
 
     # -------------------------------------------------------------- event sink
 
-    def on_next(self, event: Any) -> None:
-        """Record a UniEvent; a ``StreamFailure`` notice ends like ``on_error``.
+    def on_event(self, event: UniEvent) -> None:
+        """Record a UniEvent."""
+        self.record_event(event)
 
-        A ``StreamRestart`` notice writes a restart line when no tap does it.
-        """
-        if isinstance(event, UniEvent):
-            self.record_event(event)
-        elif isinstance(event, StreamFailure):
-            self.close(event.error)
-        elif isinstance(event, StreamRestart) and not self._tapped:
-            self.attempts = event.attempt
-            self._write({"t": self._t(), "restart": event.attempt})
+    def on_restart(self, notice: StreamRestart) -> None:
+        """Write a restart line when no tap does it."""
+        if not self._tapped:
+            self.attempts = notice.attempt
+            self._write({"t": self._t(), "restart": notice.attempt})
 
     def on_error(self, error: Exception) -> None:
         """Write the end line with the error, close the file."""

@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, TextIO
+from typing import TextIO
 
 from rich.console import Console, RenderableType
 from rich.text import Text
 
 from ..errors import CancelledStreamError
 from ..events import ContentItem, ToolCallItem, UniEvent
-from ..operators.on_error import StreamFailure, StreamRestart
+from ..outcome import StreamRestart
 from ..partial_json import ArgumentBuffer
 from ..tools import ToolResult
 from .base import BaseSink
@@ -122,15 +122,17 @@ class RenderSink(BaseSink):
 
     # --------------------------------------------------------------- observer
 
-    def on_next(self, event: Any) -> None:
-        """Draw one event; a ``StreamFailure`` ends like ``on_error``, a ``StreamRestart``
-        notes the retry and draws the new attempt below the old one."""
-        if not isinstance(event, UniEvent):
-            if isinstance(event, StreamFailure):
-                self.on_error(event.error)
-            elif isinstance(event, StreamRestart) and not self._finished:
-                self._restart(event)
-            return
+    @property
+    def finished(self) -> bool:
+        """True once the answer was drawn to its end."""
+        return self._finished
+
+    def on_restart(self, notice: StreamRestart) -> None:
+        """Note the retry and draw the new attempt below the old one."""
+        self._restart(notice)
+
+    def on_event(self, event: UniEvent) -> None:
+        """Draw one event."""
         if self._finished:
             self.reset()
         self.stats.observe(event)

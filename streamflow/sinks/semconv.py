@@ -54,23 +54,18 @@ STREAMFLOW_COST = "streamflow.usage.cost"
 STREAMFLOW_RETRY_EVENT = "streamflow.retry"
 STREAMFLOW_RETRY_ATTEMPT = "streamflow.retry.attempt"
 
-#: ``gen_ai.provider.name`` well-known values, by streamflow dialect name.
+#: ``gen_ai.provider.name`` well-known values of providers that are not a dialect name
+#: (a registered dialect says its own: ``Decoder.provider_name``).
 PROVIDER_BY_DIALECT: dict[str, str] = {
-    "anthropic": "anthropic",
-    "openai-chat": "openai",
-    "openai-responses": "openai",
     "openai": "openai",
     "azure-openai": "azure.ai.openai",
-    "gemini": "gcp.gemini",
     "vertex": "gcp.vertex_ai",
-    "bedrock": "aws.bedrock",
     "cohere": "cohere",
     "deepseek": "deepseek",
     "groq": "groq",
     "mistral": "mistral_ai",
     "xai": "x_ai",
     "perplexity": "perplexity",
-    "ollama": "ollama",
     "openrouter": "openrouter",
 }
 
@@ -80,6 +75,15 @@ def provider_name(dialect: str | None) -> str | None:
     if not dialect:
         return None
     key = dialect.lower().replace("_", "-")
+    from ..dialects import DIALECTS, get_dialect  # the dialect's own fact, when registered
+
+    if key in DIALECTS:
+        try:
+            named = get_dialect(key).provider_name
+        except ImportError:
+            named = ""
+        if named:
+            return named
     return PROVIDER_BY_DIALECT.get(key, key)
 
 

@@ -36,7 +36,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ..events import ToolCallItem, UniEvent
-from ..operators.on_error import StreamRestart
+from ..outcome import StreamRestart
 from ..tools import ToolRegistry, ToolResult, error_result, prepare_call
 from .base import AsyncSink
 

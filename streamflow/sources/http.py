@@ -30,6 +30,7 @@ import httpx
 
 from ..limits import DEFAULT_LIMITS, Limits
 from .bridge import ChunkStream, Source, current_scope
+from .http_body import body_chunks, body_chunks_sync
 from .http_errors import (
     MAX_ERROR_BODY,
     error_body_timeout,
@@ -107,7 +108,7 @@ def _read_error_body_sync(response: httpx.Response, idle: float | None) -> bytes
 async def _body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
     """The body chunks; an httpx failure becomes a typed error naming the request."""
     try:
-        async for chunk in response.aiter_bytes():
+        async for chunk in body_chunks(response):  # bounded pieces: a gzip bomb cannot balloon
             yield chunk
     except httpx.HTTPError as exc:
         raise transport_error(exc, _where(response.request)) from exc
@@ -187,7 +188,7 @@ def _sync_opener(client: httpx.Client, request: RequestLike,
 
 def _body_sync(response: httpx.Response) -> Iterator[bytes]:
     try:
-        yield from response.iter_bytes()
+        yield from body_chunks_sync(response)
     except httpx.HTTPError as exc:
         raise transport_error(exc, _where(response.request)) from exc
 

@@ -1,6 +1,7 @@
 """Typed errors from HTTP answers and transport failures (sync-free, shared by both clients).
 
-:func:`status_error` reads the error envelopes providers send with a non-2xx status:
+:func:`status_error` reads the error envelopes providers send with a non-2xx status
+(each dialect knows its own: ``Decoder.http_error`` in its folder):
 
 * Anthropic: ``{"type": "error", "error": {"type": ..., "message": ...}, "request_id": ...}``
 * OpenAI / OpenRouter: ``{"error": {"message": ..., "type": ..., "code": ...}}``
@@ -36,11 +37,13 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def status_error(status: int, headers: Mapping[str, str], body: bytes, *,
-                 where: str | None = None) -> HTTPStatusError:
+def status_error(status: int, headers: Mapping[str, str], body: bytes,
+                 dialect: str | None = None, *, where: str | None = None) -> HTTPStatusError:
     """The :class:`HTTPStatusError` for a non-2xx answer, its envelope read (see module doc).
 
-    ``where`` (``"POST https://host/v1/messages"``) is named in the message.
+    Each dialect knows its provider's envelope (``Decoder.http_error``): ``dialect``'s
+    is asked first, then every registered dialect's, in registry order. ``where``
+    (``"POST https://host/v1/messages"``) is named in the message.
     """
     head = {k.lower(): v for k, v in headers.items()}
     text = body.decode("utf-8", "replace")
@@ -48,21 +51,11 @@ def status_error(status: int, headers: Mapping[str, str], body: bytes, *,
         payload: Any = from_json(body) if body.strip() else None
     except ValueError:
         payload = None
-    message = type_ = request_id = None
-    if isinstance(payload, dict):
-        err = payload.get("error")
-        if isinstance(err, dict):
-            message = _text(err.get("message"))
-            type_ = _text(err.get("type")) or _text(err.get("code"))
-        else:
-            message = _text(err)
-        message = message or _text(payload.get("message")) or _text(payload.get("Message"))
+    message, type_, request_id = _envelope(payload, head, dialect)
+    if isinstance(payload, dict):  # a bare {"message", "type"}
+        message = message or _text(payload.get("message"))
         kind = _text(payload.get("type"))
-        type_ = type_ or _text(payload.get("__type")) or (kind if kind != "error" else None)
-        request_id = _text(payload.get("request_id"))
-    amzn = head.get("x-amzn-errortype")
-    if amzn and not type_:
-        type_ = amzn.split(":", 1)[0]
+        type_ = type_ or (kind if kind != "error" else None)
     request_id = request_id or head.get("request-id") or head.get("x-request-id") \
         or head.get("x-amzn-requestid")
     if message is None:
@@ -71,6 +64,24 @@ def status_error(status: int, headers: Mapping[str, str], body: bytes, *,
     return HTTPStatusError(f"HTTP {status}{origin}: {message}", status=status, headers=head,
                            type=type_, body=payload if payload is not None else text,
                            request_id=request_id)
+
+
+def _envelope(payload: Any, headers: Mapping[str, str],
+              dialect: str | None) -> tuple[str | None, str | None, str | None]:
+    from ..dialects import DIALECTS, get_dialect
+
+    names = ([dialect] if dialect in DIALECTS else []) + list(DIALECTS)
+    found: list[str | None] = [None, None, None]  # the first reader to know each field wins
+    for name in names:
+        try:
+            read = get_dialect(name).http_error  # type: ignore[arg-type]
+        except ImportError:
+            continue
+        for i, value in enumerate(read(payload, headers)):
+            found[i] = found[i] or value
+        if found[0] is not None and found[1] is not None:
+            break
+    return found[0], found[1], found[2]
 
 
 def _reason(status: int) -> str:

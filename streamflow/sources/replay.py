@@ -46,7 +46,7 @@ from reactivex import abc
 
 from ..errors import StreamTimeoutError
 from ..limits import DEFAULT_LIMITS, Limits
-from ..sinks.recording import Recording, is_recording, read_recording
+from ..recording import Recording, is_recording, read_recording
 from .bridge import Source, current_scope
 from .file import framing_for_path
 from .iterables import from_iterable

@@ -211,13 +211,26 @@ def test_openrouter_error_keeps_what_the_sdk_user_had_streamed() -> None:
     assert err.partial.usage_metadata.thoughts_tokens == 11
 
 
-def test_jsonl_without_done_is_incomplete_for_streamflow_only() -> None:
+def test_a_jsonl_recording_ends_with_its_finish_chunk_like_the_sdk_reads_it() -> None:
+    """One payload per line, where ``[DONE]`` cannot appear: the finish chunk ends it."""
     relative = "deepseek/vercel_deepseek_tool_call.jsonl"
     sdk_body, body, framing = bodies(relative)
     cut = body[: body.rindex(b"[DONE]")]
-    err = ours(cut, framing)
-    assert isinstance(err, IncompleteStreamError)
+    message = ours(cut, framing)
     final = sdk_final(sdk_body.replace(b"data: [DONE]\n\n", b""))
+    assert final.choices[0].finish_reason == "tool_calls"
+    assert isinstance(message, Message) and message.complete
+    assert message.finish_reason == "tool_call"
+    assert [c.name for c in message.tool_calls] == ["weather"]
+
+
+def test_an_sse_body_without_done_is_incomplete_for_streamflow_only() -> None:
+    relative = "deepseek/vercel_deepseek_tool_call.jsonl"
+    sdk_body, _, _ = bodies(relative)
+    cut = sdk_body.replace(b"data: [DONE]\n\n", b"")
+    err = ours(cut)
+    assert isinstance(err, IncompleteStreamError)
+    final = sdk_final(cut)
     assert final.choices[0].finish_reason == "tool_calls"  # the SDK does not notice
     assert err.partial is not None
     assert [c.name for c in err.partial.tool_calls] == ["weather"]  # nothing received lost

@@ -7,12 +7,11 @@ in tool arguments are not JSON: ``ToolCallArgumentParseError``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from realdata import fault_bodies
 
 from streamflow import StreamDecoder
 from streamflow.dialects import get_dialect
@@ -21,17 +20,7 @@ from streamflow.framing import make_framer
 from streamflow.framing.eventstream import encode_message
 from streamflow.partial_json import parse_arguments
 
-
-def _load_bodies() -> Any:
-    path = Path(__file__).parent.parent / "faults" / "fault_bodies.py"
-    spec = importlib.util.spec_from_file_location("_values_fault_bodies", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BODIES = _load_bodies()
+BODIES = fault_bodies()
 COUNT_KEYS = {"input_tokens", "output_tokens", "prompt_tokens", "completion_tokens",
               "promptTokenCount", "candidatesTokenCount", "inputTokens", "outputTokens",
               "prompt_eval_count", "eval_count", "response_tokens"}

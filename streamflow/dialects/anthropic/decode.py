@@ -56,6 +56,7 @@ from ...framing.sse import ServerSentEvent
 from ...limits import Limits
 from ..base import Decoder, expect_obj, expect_str, load_json
 from ..wire_values import token_count
+from . import wire
 from .blocks import BlockMapper
 from .wire import parse_event
 
@@ -98,12 +99,17 @@ def _index(ev: JSONDict) -> int:
     return index
 
 
-class AnthropicDecoder(Decoder):
+class AnthropicDecoder(Decoder[ServerSentEvent]):
     """Sans-IO decoder of the Anthropic Messages SSE stream (see module doc)."""
 
     name: ClassVar[str] = "anthropic"
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "message_stop"
+    provider_name: ClassVar[str] = "anthropic"
+    is_terminator = staticmethod(wire.is_terminator)
+    error_frame = staticmethod(wire.error_frame)
+    http_error = staticmethod(wire.http_error)
+
     @staticmethod
     def parse_wire(data: str | bytes) -> BaseModel:
         """Validate one payload into its typed wire model (for the ``decode`` operator)."""

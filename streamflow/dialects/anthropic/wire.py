@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, Tag, TypeAdapter
 
-from ..wire_base import WireModel, type_discriminator
+from ..wire_base import WireModel, frame_data, sse_json, text_of, type_discriminator
 
 
 class WireUsage(WireModel):
@@ -260,3 +260,27 @@ WIRE_EVENT: TypeAdapter[Any] = TypeAdapter(WireEvent)
 def parse_event(data: str | bytes) -> BaseModel:
     """Validate one ``data:`` payload into its typed wire model (``ValidationError`` if bad)."""
     return WIRE_EVENT.validate_json(data)  # type: ignore[no-any-return]
+
+
+# -- facts of the wire format (Decoder.is_terminator / error_frame / http_error) ----------
+
+def is_terminator(frame: Any) -> bool:
+    """``message_stop`` ends the stream."""
+    obj = frame_data(frame)
+    return type(obj) is dict and obj.get("type") == "message_stop"
+
+
+def error_frame(code: int, type: str | None, message: str) -> bytes:
+    """An ``error`` event (``overloaded_error`` by default)."""
+    return sse_json({"type": "error", "error": {"type": type or "overloaded_error",
+                                                "message": message}}, "error")
+
+
+def http_error(payload: Any, headers: Any) -> tuple[str | None, str | None, str | None]:
+    """``{"type": "error", "error": {"type", "message"}, "request_id"}``."""
+    if type(payload) is dict and payload.get("type") == "error" \
+            and type(payload.get("error")) is dict:
+        err = payload["error"]
+        return (text_of(err.get("message")), text_of(err.get("type")),
+                text_of(payload.get("request_id")))
+    return None, None, None

@@ -45,6 +45,7 @@ from ...events import FinishReason, InlineDataItem, InlineThinkingItem, JSONDict
 from ...framing.eventstream import EventStreamMessage
 from ..base import Decoder, expect_obj, expect_str, load_json
 from ..wire_values import b64_field, token_count
+from . import wire
 from .wire import parse_event
 
 __all__ = [
@@ -116,12 +117,16 @@ def _index(ev: JSONDict) -> int:
         raise ProtocolError(f"bedrock contentBlockIndex must be an integer, got {index!r:.40}")
     return index
 
-class BedrockDecoder(Decoder):
+class BedrockDecoder(Decoder[EventStreamMessage]):
     """Sans-IO decoder of Bedrock ConverseStream (see module doc)."""
 
     name: ClassVar[str] = "bedrock"
     framing: ClassVar[str] = "eventstream"
     terminator: ClassVar[str] = "messageStop"
+    provider_name: ClassVar[str] = "aws.bedrock"
+    is_terminator = staticmethod(wire.is_terminator)
+    error_frame = staticmethod(wire.error_frame)
+    http_error = staticmethod(wire.http_error)
     parse_wire = staticmethod(parse_event)
 
     def __init__(self, **kwargs: Any) -> None:
@@ -287,4 +292,7 @@ class BedrockDecoder(Decoder):
             return
         if self._stop is None:
             raise IncompleteStreamError("bedrock stream ended without messageStop")
+        if self.cut:  # the body ended inside the last frame: the metadata (usage) was cut
+            raise IncompleteStreamError("bedrock stream was cut inside its last frame "
+                                        "(the metadata event with the usage)")
         self._maybe_stop(at_close=True)

@@ -10,12 +10,13 @@ path reads the same JSON as dicts (see :mod:`streamflow.dialects.base`).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from ...framing.eventstream import EventStreamMessage
-from ..wire_base import WireModel
+from ...framing.eventstream import EventStreamMessage, encode_message
+from ..wire_base import WireModel, text_of
 
 __all__ = ["WIRE_EVENTS", "WireModel", "parse_event"]
 
@@ -137,3 +138,34 @@ def parse_event(frame: EventStreamMessage) -> BaseModel:
     if adapter is None:
         return UnknownEvent.model_validate_json(frame.payload or b"{}")
     return adapter.validate_json(frame.payload)  # type: ignore[no-any-return]
+
+
+# -- facts of the wire format (Decoder.is_terminator / error_frame / http_error) ----------
+
+def is_terminator(frame: Any) -> bool:
+    """``messageStop`` ends the content (``metadata`` with the usage follows it)."""
+    return isinstance(frame, EventStreamMessage) and frame.event_type == "messageStop"
+
+
+def error_frame(code: int, type: str | None, message: str) -> bytes:
+    """An ``exception`` message (``throttlingException`` by default)."""
+    body = json.dumps({"message": message, "originalStatusCode": code}).encode()
+    kind = type or "ThrottlingException"
+    return encode_message({":message-type": "exception",
+                           ":exception-type": kind[:1].lower() + kind[1:],
+                           ":content-type": "application/json"}, body)
+
+
+def http_error(payload: Any, headers: Any) -> tuple[str | None, str | None, str | None]:
+    """``{"message"}`` with the type in ``x-amzn-errortype`` (or ``__type``)."""
+    amzn = headers.get("x-amzn-errortype") if headers is not None else None
+    if type(payload) is dict:
+        message = text_of(payload.get("message")) or text_of(payload.get("Message"))
+        kind = text_of(payload.get("__type"))
+    else:
+        message = kind = None
+    if amzn and not kind:
+        kind = amzn.split(":", 1)[0]
+    if message is None and kind is None:
+        return None, None, None
+    return message, kind, headers.get("x-amzn-requestid") if headers is not None else None

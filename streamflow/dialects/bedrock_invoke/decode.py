@@ -19,6 +19,7 @@ from ...framing.eventstream import EventStreamMessage
 from ...framing.sse import ServerSentEvent
 from ..anthropic.decode import AnthropicDecoder
 from ..base import Decoder, load_json
+from ..bedrock import wire as bedrock_wire
 from ..bedrock.decode import event_payload, raise_exception_frame
 from ..bedrock.wire import parse_event
 from ..wire_values import b64_field
@@ -26,12 +27,15 @@ from ..wire_values import b64_field
 __all__ = ["BedrockInvokeDecoder"]
 
 
-class BedrockInvokeDecoder(Decoder):
+class BedrockInvokeDecoder(Decoder[EventStreamMessage]):
     """InvokeModelWithResponseStream: ``chunk`` events carrying a native model event."""
 
     name: ClassVar[str] = "bedrock-invoke"
     framing: ClassVar[str] = "eventstream"
     terminator: ClassVar[str] = "the native model's end event"
+    provider_name: ClassVar[str] = "aws.bedrock"
+    error_frame = staticmethod(bedrock_wire.error_frame)
+    http_error = staticmethod(bedrock_wire.http_error)
     parse_wire = staticmethod(parse_event)
 
     def __init__(self, **kwargs: Any) -> None:

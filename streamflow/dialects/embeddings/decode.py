@@ -49,7 +49,7 @@ def decode_vector(value: Any) -> list[float]:
     return [float(x) for x in value]
 
 
-class EmbeddingsDecoder(Decoder):
+class EmbeddingsDecoder(Decoder[ServerSentEvent]):
     """Sans-IO decoder of an OpenAI embeddings response body (see module doc)."""
 
     name: ClassVar[str] = "openai-embeddings"

@@ -65,6 +65,7 @@ from ...events import (
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, expect_obj, expect_str, load_json
 from ..wire_values import token_count
+from . import wire
 from .calls import CallsMixin
 from .candidate import Candidate, b64_bytes
 from .wire import parse_event
@@ -96,12 +97,16 @@ def _obj(value: Any, what: str) -> JSONDict:
     return value if type(value) is dict else expect_obj(value, f"gemini {what}")
 
 
-class GeminiDecoder(CallsMixin, Decoder):
+class GeminiDecoder(CallsMixin, Decoder[ServerSentEvent]):
     """Sans-IO decoder of the Gemini ``streamGenerateContent`` SSE stream (see module doc)."""
 
     name: ClassVar[str] = "gemini"
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "a finishReason"
+    provider_name: ClassVar[str] = "gcp.gemini"
+    is_terminator = staticmethod(wire.is_terminator)
+    error_frame = staticmethod(wire.error_frame)
+    http_error = staticmethod(wire.http_error)
     parse_wire = staticmethod(parse_event)
 
     def __init__(self, **kwargs: Any) -> None:
@@ -178,8 +183,11 @@ class GeminiDecoder(CallsMixin, Decoder):
             if key == "finishReason":
                 c.finish = expect_str(value, "finishReason")
             elif key == "citationMetadata":
-                sources = _obj(value, key).get("citationSources")
-                self._ride(c, key, "citations", value, list(sources or []))
+                meta = _obj(value, key)  # the Gemini API and the Vertex spelling
+                sources = meta.get("citationSources", meta.get("citations")) or []
+                if type(sources) is not list:
+                    raise ProtocolError("gemini citationMetadata citations must be a list")
+                self._ride(c, key, "citations", value, list(sources))
             elif key == "logprobsResult":
                 self._ride(c, key, "logprobs", value, [value])
             else:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 from pydantic.alias_generators import to_camel
 
 from ..wire_base import WireModel as BaseWireModel
+from ..wire_base import frame_data, sse_json, text_of
 
 __all__ = ["WIRE_EVENT", "ErrorResponse", "GenerateContentResponse", "Part", "parse_event"]
 
@@ -135,3 +136,26 @@ WIRE_EVENT: TypeAdapter[Any] = TypeAdapter(WireEvent)
 def parse_event(data: str | bytes) -> BaseModel:
     """Validate one ``data:`` payload into its typed wire model (``ValidationError`` if bad)."""
     return WIRE_EVENT.validate_json(data)  # type: ignore[no-any-return]
+
+
+# -- facts of the wire format (Decoder.is_terminator / error_frame / http_error) ----------
+
+def is_terminator(frame: Any) -> bool:
+    """A chunk whose candidate carries a ``finishReason`` is the last one."""
+    obj = frame_data(frame)
+    cands = obj.get("candidates") if type(obj) is dict else None
+    return type(cands) is list and any(type(c) is dict and c.get("finishReason") for c in cands)
+
+
+def error_frame(code: int, type: str | None, message: str) -> bytes:
+    """``{"error": {"code", "message", "status"}}`` (``UNAVAILABLE`` by default)."""
+    return sse_json({"error": {"code": code, "message": message,
+                               "status": type or "UNAVAILABLE"}})
+
+
+def http_error(payload: Any, headers: Any) -> tuple[str | None, str | None, str | None]:
+    """``{"error": {"code", "message", "status"}}``."""
+    err = payload.get("error") if type(payload) is dict else None
+    if type(err) is dict and "status" in err:
+        return text_of(err.get("message")), text_of(err.get("status")), None
+    return None, None, None

@@ -32,6 +32,7 @@ from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, expect_str, load_json
+from ..wire_base import frame_data, json_line
 from ..wire_values import token_count
 
 __all__ = ["FINISH_REASONS", "OllamaChunk", "OllamaDecoder", "parse_chunk"]
@@ -63,12 +64,24 @@ def parse_chunk(data: str | bytes) -> BaseModel:
     return OllamaChunk.model_validate_json(data)
 
 
-class OllamaDecoder(Decoder):
+class OllamaDecoder(Decoder[ServerSentEvent]):
     """Sans-IO decoder of Ollama NDJSON chat/generate streams (see module doc)."""
 
     name: ClassVar[str] = "ollama"
     framing: ClassVar[str] = "ndjson"
     terminator: ClassVar[str] = "a done: true line"
+    provider_name: ClassVar[str] = "ollama"
+
+    @classmethod
+    def is_terminator(cls, frame: Any) -> bool:
+        """A ``done: true`` line ends the stream."""
+        obj = frame_data(frame)
+        return type(obj) is dict and obj.get("done") is True
+
+    @classmethod
+    def error_frame(cls, code: int, type: str | None, message: str) -> bytes:
+        """``{"error": "..."}`` on a line of its own."""
+        return json_line({"error": message})
     parse_wire = staticmethod(parse_chunk)
 
     def __init__(self, **kwargs: Any) -> None:

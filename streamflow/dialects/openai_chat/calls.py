@@ -31,79 +31,16 @@ signatures) goes to ``fidelity``; other unknown keys, and a ``type`` other than
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import Any
 
 from ...errors import ProtocolError
 from ...events import JSONDict, ToolCallItem
+from ...partial_json import ObjectEnd
 from ..base import Emitter, expect_str, merge_provider
 
 __all__ = ["ObjectEnd", "ToolCalls"]
-
-_TOKEN = re.compile(r'[{}\[\]"\\]')
-_IN_STRING = re.compile(r'["\\]')
-
-
-class ObjectEnd:
-    """Tells whether JSON text fed so far is one closed object (each byte scanned once).
-
-    Only structure is tracked (strings, escapes, nesting); the strict parse comes
-    when the call closes.
-    """
-
-    __slots__ = ("_depth", "_escape", "_in_string", "_state")
-
-    def __init__(self) -> None:
-        self._depth = 0
-        self._in_string = False
-        self._escape = False
-        self._state = 0  # 0: nothing yet, 1: inside the object, 2: closed, 3: not one object
-
-    @property
-    def closed(self) -> bool:
-        """True when the text is one object, closed, with only whitespace after it."""
-        return self._state == 2
-
-    def feed(self, text: str) -> None:
-        """Scan the next fragment."""
-        state = self._state
-        if state == 3 or not text:
-            return
-        if state != 1:
-            stripped = text.lstrip()
-            if not stripped:
-                return
-            if state == 2 or stripped[0] != "{":
-                self._state = 3
-                return
-        depth, in_string, i, n = self._depth, self._in_string, 0, len(text)
-        if self._escape:
-            self._escape, i = False, 1
-        while i < n:
-            m = (_IN_STRING if in_string else _TOKEN).search(text, i)
-            if m is None:
-                break
-            c, i = m.group(), m.end()
-            if in_string:
-                if c == "\\":
-                    if i >= n:
-                        self._escape = True
-                    i += 1
-                else:
-                    in_string = False
-            elif c == '"':
-                in_string = True
-            elif c in "{[":
-                depth += 1
-            else:
-                depth -= 1
-                if depth <= 0:
-                    self._state = 2 if depth == 0 and not text[i:].strip() else 3
-                    self._depth, self._in_string = depth, False
-                    return
-        self._state, self._depth, self._in_string = 1, depth, in_string
 
 _CALL_KEYS = frozenset({"index", "id", "type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})

@@ -79,6 +79,7 @@ from ...limits import Limits
 from ...message import Message
 from ..base import Decoder, Emitter, load_json, parse_payload
 from ..wire_values import token_count
+from . import wire
 from .choice import ChoiceMapper
 from .wire import parse_event
 
@@ -91,6 +92,10 @@ FINISH_REASONS: dict[str, FinishReason] = {
     "function_call": "tool_call",
 }
 _NOT_META = frozenset({"choices", "usage", "error", "object"})
+#: envelope keys that describe the whole message; any other envelope key (llama.cpp's
+#: ``timings``) may change from chunk to chunk, so it also rides on its chunk's events
+_MESSAGE_KEYS = frozenset({"id", "model", "created", "system_fingerprint", "provider",
+                           "service_tier", "object"})
 
 
 def openai_usage(raw: JSONDict) -> Usage:
@@ -109,12 +114,17 @@ def openai_usage(raw: JSONDict) -> Usage:
                  cost=None if cost is None else float(cost), provider=raw)
 
 
-class OpenAIChatDecoder(Decoder):
+class OpenAIChatDecoder(Decoder[ServerSentEvent]):
     """Sans-IO decoder of OpenAI-compatible chat completion chunks (see module doc)."""
 
     name: ClassVar[str] = "openai-chat"
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "data: [DONE]"
+    provider_name: ClassVar[str] = "openai"
+    is_terminator = staticmethod(wire.is_terminator)
+    error_frame = staticmethod(wire.error_frame)
+    http_error = staticmethod(wire.http_error)
+
     @staticmethod
     def parse_wire(data: str | bytes) -> BaseModel:
         """Validate one payload into its typed wire model (for the ``decode`` operator)."""
@@ -127,6 +137,7 @@ class OpenAIChatDecoder(Decoder):
         self._meta: JSONDict = {}
         self._usage: JSONDict | None = None
         self._envelope: JSONDict | None = None
+        self._ride: JSONDict | None = None
         self._done = False
 
     @classmethod
@@ -203,6 +214,9 @@ class OpenAIChatDecoder(Decoder):
                         raise ProtocolError(f"choice index must be an integer, got {index!r}")
                     mapper = self._first if index == 0 else self._other(index)
                     mapper.choice(ch, error is None)
+            if self._ride is not None:
+                ride, self._ride = self._ride, None
+                self.emitter.ride(ride)
             usage = chunk.get("usage")
             if usage is not None:
                 if type(usage) is not dict:
@@ -221,8 +235,7 @@ class OpenAIChatDecoder(Decoder):
         if not self._done and self.framed_as == "ndjson" and self._first.finish_reason:
             self._end()
         if not self._done:
-            raise IncompleteStreamError("openai-chat stream ended without data: [DONE]",
-                                        partial=self.partial)
+            raise IncompleteStreamError("openai-chat stream ended without data: [DONE]")
 
     # -- chunks ---------------------------------------------------------------
     def _note_meta(self, chunk: JSONDict) -> None:
@@ -237,6 +250,9 @@ class OpenAIChatDecoder(Decoder):
             changed[key] = value
         if changed:
             self.emitter.note(changed)
+            ride = {k: v for k, v in changed.items() if k not in _MESSAGE_KEYS}
+            if ride:
+                self._ride = ride
 
     def _other(self, index: int) -> ChoiceMapper:
         mapper = self._others.get(index)

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, Tag, TypeAdapter
 
-from ..wire_base import WireModel, type_discriminator
+from ..wire_base import WireModel, sse_json, text_of, type_discriminator
 
 __all__ = ["WIRE_CHUNK", "ChatCompletionChunk", "DoneMarker", "parse_event"]
 
@@ -239,3 +239,31 @@ def parse_event(data: str | bytes) -> BaseModel:
     if text.strip() == "[DONE]":
         return DoneMarker()
     return WIRE_CHUNK.validate_json(text)
+
+
+# -- facts of the wire format (Decoder.is_terminator / error_frame / http_error) ----------
+
+def is_terminator(frame: Any) -> bool:
+    """``data: [DONE]`` ends the stream."""
+    data = getattr(frame, "data", None)
+    return isinstance(data, str) and data.strip() == "[DONE]"
+
+
+def error_frame(code: int, type: str | None, message: str) -> bytes:
+    """OpenRouter's mid-stream error chunk (``finish_reason: error``), then ``[DONE]``."""
+    chunk = {"id": "gen-fault", "object": "chat.completion.chunk", "created": 0, "model": "",
+             "error": {"code": code, "message": message,
+                       "metadata": {"error_type": type or "provider_unavailable"}},
+             "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]}
+    return sse_json(chunk) + b"data: [DONE]\n\n"
+
+
+def http_error(payload: Any, headers: Any) -> tuple[str | None, str | None, str | None]:
+    """``{"error": {"message", "type", "code"}}`` (or ``{"error": "text"}``)."""
+    if type(payload) is not dict or "error" not in payload:
+        return None, None, None
+    err = payload["error"]
+    if type(err) is dict:
+        return (text_of(err.get("message")), text_of(err.get("type")) or text_of(err.get("code")),
+                None)
+    return text_of(err), None, None

@@ -50,7 +50,9 @@ from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, load_json
+from ..openai_chat.wire import http_error as _openai_http_error
 from ..wire_values import token_count
+from . import wire
 from .items import ItemMapper, OutputItem, obj
 from .wire import parse_event
 
@@ -74,6 +76,9 @@ _ROUTED: dict[str, str] = {  # event type -> the item type it implies
 }
 
 
+_EVENT_KEYS = frozenset({"type", "response", "sequence_number"})
+
+
 def _count(raw: JSONDict, key: str) -> int | None:
     return token_count(raw, key)
 
@@ -90,12 +95,16 @@ def responses_usage(raw: Any) -> Usage:
                  response_tokens=_count(raw, "output_tokens"), provider=raw)
 
 
-class OpenAIResponsesDecoder(Decoder):
+class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
     """Sans-IO decoder of the OpenAI Responses SSE stream (see module doc)."""
 
     name: ClassVar[str] = "openai-responses"
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "response.completed"
+    provider_name: ClassVar[str] = "openai"
+    is_terminator = staticmethod(wire.is_terminator)
+    error_frame = staticmethod(wire.error_frame)
+    http_error = staticmethod(_openai_http_error)
     parse_wire = staticmethod(parse_event)
 
     def __init__(self, **kwargs: Any) -> None:
@@ -135,6 +144,11 @@ class OpenAIResponsesDecoder(Decoder):
         elif kind in _LIFECYCLE:
             self._note_response(obj(ev.get("response"), "response"))
         elif kind in _TERMINAL:
+            # fields beside ``response`` that UniEvent has no slot for (llama.cpp's
+            # ``timings``) are kept in ``message.provider``
+            extra = {k: v for k, v in ev.items() if k not in _EVENT_KEYS}
+            if extra:
+                self.emitter.note(extra)
             self._terminal(kind, obj(ev.get("response"), "response"))
         elif kind == "error":  # flat code/message, or (some servers) an ``error`` object
             nested = ev.get("error")

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Tag, TypeAdapter
 
-from ..wire_base import WireModel
+from ..wire_base import WireModel, frame_data, sse_json
 
 __all__ = ["WIRE_EVENT", "UnknownEvent", "WireResponse", "WireUsage", "parse_event"]
 
@@ -175,3 +175,17 @@ WIRE_EVENT: TypeAdapter[Any] = TypeAdapter(WireEvent)
 def parse_event(data: str | bytes) -> BaseModel:
     """Validate one ``data:`` payload into its typed wire model (``ValidationError`` if bad)."""
     return WIRE_EVENT.validate_json(data)  # type: ignore[no-any-return]
+
+
+# -- facts of the wire format (Decoder.is_terminator / error_frame / http_error) ----------
+
+def is_terminator(frame: Any) -> bool:
+    """``response.completed`` (or ``response.incomplete``) ends the stream."""
+    obj = frame_data(frame)
+    return type(obj) is dict and obj.get("type") in ("response.completed", "response.incomplete")
+
+
+def error_frame(code: int, type: str | None, message: str) -> bytes:
+    """A flat ``error`` event (``server_error`` by default)."""
+    return sse_json({"type": "error", "code": type or "server_error", "message": message,
+                     "param": None, "sequence_number": 999_999}, "error")

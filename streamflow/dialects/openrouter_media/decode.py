@@ -34,6 +34,8 @@ from ...errors import IncompleteStreamError, ProtocolError, ProviderError
 from ...events import InlineDataItem, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, expect_str, load_json
+from ..openai_chat import wire as chat_wire
+from ..wire_base import sse_json
 from ..wire_values import b64_field, token_count
 
 __all__ = ["OpenRouterImageDecoder", "SpeechDecoder", "image_usage"]
@@ -52,12 +54,21 @@ def image_usage(raw: JSONDict) -> Usage:
                  cost=float(cost) if isinstance(cost, (int, float)) else None, provider=raw)
 
 
-class OpenRouterImageDecoder(Decoder):
+class OpenRouterImageDecoder(Decoder[ServerSentEvent]):
     """Sans-IO decoder of OpenRouter image-generation streams (see module doc)."""
 
     name: ClassVar[str] = "openrouter-image"
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "[DONE]"
+    provider_name: ClassVar[str] = "openrouter"
+    is_terminator = staticmethod(chat_wire.is_terminator)
+
+    @classmethod
+    def error_frame(cls, code: int, type: str | None, message: str) -> bytes:
+        """An ``image_generation.error`` event, then ``[DONE]``."""
+        return sse_json({"type": "image_generation.error",
+                         "error": {"code": type or "provider_unavailable", "message": message,
+                                   "status": code}}) + b"data: [DONE]\n\n"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -114,7 +125,7 @@ class OpenRouterImageDecoder(Decoder):
             em.keep("unknown_events", ev)
 
 
-class SpeechDecoder(Decoder):
+class SpeechDecoder(Decoder[bytes]):
     """Raw audio body -> ``inline_data`` deltas of one group; stop at close (see module doc)."""
 
     name: ClassVar[str] = "speech"

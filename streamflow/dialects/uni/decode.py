@@ -42,6 +42,7 @@ from ...events import (
 from ...framing.sse import ServerSentEvent
 from ...partial_json import parse_arguments
 from ..base import Decoder, load_json
+from ..wire_base import frame_data, json_line, sse_json
 from ..wire_values import token_count
 from .encode import encode_jsonl, encode_sse, to_json
 
@@ -123,12 +124,25 @@ def _check_done(done: ContentItem, first: Any, parts: list[Any]) -> None:
         raise ProtocolError(f"{done.type} does not match its group's fragments")
 
 
-class UniDecoder(Decoder):
+class UniDecoder(Decoder[ServerSentEvent]):
     """Decoder of UniEvent JSON frames (SSE); passes each event through, validated."""
 
     name: ClassVar[str] = "uni"
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "the stop event"
+
+    @classmethod
+    def is_terminator(cls, frame: Any) -> bool:
+        """The stop event ends the stream."""
+        obj = frame_data(frame)
+        return type(obj) is dict and obj.get("event_type") == "stop"
+
+    @classmethod
+    def error_frame(cls, code: int, type: str | None, message: str) -> bytes:
+        """The ``{"error": {...}}`` frame :func:`to_json` writes for a ``ProviderError``."""
+        obj = {"error": {"type": "ProviderError", "message": message, "code": code,
+                         "error_type": type or "overloaded_error"}}
+        return json_line(obj) if cls.framing == "ndjson" else sse_json(obj)
 
     @classmethod
     def sniff(cls, frame: Any) -> bool:

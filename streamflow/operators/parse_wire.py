@@ -1,9 +1,12 @@
-"""``decode(dialect)``: frames -> the dialect's typed wire events (pydantic models).
+"""``parse_wire(dialect)``: frames -> the dialect's typed wire events (pydantic models).
 
 Marble (anthropic)::
 
-    frames:   --SSE(message_start)--SSE(content_block_delta)--SSE(ping)--|
-    decode(): --MessageStartEvent---ContentBlockDeltaEvent----PingEvent--|
+    frames:       --SSE(message_start)--SSE(content_block_delta)--SSE(ping)--|
+    parse_wire(): --MessageStartEvent---ContentBlockDeltaEvent----PingEvent--|
+
+(Its old name ``decode`` stays as an alias: in streamflow "decode" means frames ->
+UniEvents, what :class:`~streamflow.StreamDecoder` and the dialects' ``decode.py`` do.)
 
 For applications that want the provider's own schema, typed. The models come from
 the dialect's ``Decoder.parse_wire`` (e.g. :mod:`streamflow.dialects.anthropic.wire`);
@@ -25,7 +28,7 @@ from ..dialects import get_dialect, require_dialect
 from ..errors import ProtocolError
 from ._base import Handlers, Operator, stateful
 
-__all__ = ["decode", "wire_parser"]
+__all__ = ["decode", "parse_wire", "wire_parser"]
 
 
 def wire_parser(dialect: str) -> Callable[[str], BaseModel]:
@@ -36,7 +39,7 @@ def wire_parser(dialect: str) -> Callable[[str], BaseModel]:
     return parse  # type: ignore[no-any-return]
 
 
-def decode(dialect: str = "auto", *, framing: str = "sse") -> Operator[Any, BaseModel]:
+def parse_wire(dialect: str = "auto", *, framing: str = "sse") -> Operator[Any, BaseModel]:
     """An operator from frames to typed wire events of ``dialect``."""
     if dialect != "auto":
         wire_parser(dialect)
@@ -62,3 +65,7 @@ def decode(dialect: str = "auto", *, framing: str = "sse") -> Operator[Any, Base
         return on_next, observer.on_error, observer.on_completed
 
     return stateful(setup)
+
+
+decode = parse_wire
+"""The old name of :func:`parse_wire`."""

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from .chunks import Chunk
 from .dialect_faults import DropTerminator, InsertError
 from .profiles import ErrorSpec
-from .transforms import (
+from .recipes import (
     ByEvent,
     Cut,
     Drip,

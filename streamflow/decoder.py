@@ -284,9 +284,11 @@ def assemble(chunks: bytes | Iterable[bytes], dialect: str = "auto", *,
         raise TypeError(f"assemble() takes the body as bytes or an iterable of bytes chunks, "
                         f"not {type(chunks).__name__} (a str body: pass body.encode())")
     decoder = StreamDecoder(dialect, framing=framing, limits=limits, **options)
-    if isinstance(chunks, (bytes, bytearray, memoryview)):
-        chunks = [bytes(chunks)]
-    for chunk in chunks:
+    # items typed as object: compiled code would otherwise reject a str chunk with its own
+    # TypeError before this clearer one
+    body: Iterable[object] = (
+        [bytes(chunks)] if isinstance(chunks, (bytes, bytearray, memoryview)) else chunks)
+    for chunk in body:
         if not isinstance(chunk, (bytes, bytearray, memoryview)):
             raise TypeError(f"assemble() takes bytes chunks, got a {type(chunk).__name__} chunk")
         decoder.feed(bytes(chunk))

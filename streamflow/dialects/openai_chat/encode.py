@@ -125,7 +125,9 @@ class OpenAIChatEncoder(Encoder):
                       "object": "chat.completion.chunk",
                       "created": meta.get("created") or event.created_at // 1000,
                       "model": meta.get("model") or ""}
-        return b""
+        # the first chunk says who speaks, as OpenAI sends it (the SDK's final message reads it)
+        return sse({**self._head, "choices": [
+            {"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]})
 
     def _chunk(self, choice: int, delta: JSONDict, finish: str | None = None,
                **more: Any) -> bytes:

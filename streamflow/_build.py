@@ -35,6 +35,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.partial_json",
     "streamflow.message",
     "streamflow.decoder",
+    "streamflow.framing.lines",
     "streamflow.framing.sse",
     "streamflow.framing.ndjson",
     "streamflow.dialects.base",

@@ -22,7 +22,6 @@ class LineFramer:
     """Base of :class:`~streamflow.framing.sse.SSEParser` and
     :class:`~streamflow.framing.ndjson.NDJSONParser` (see the module doc)."""
 
-    __slots__ = ("_error", "_max", "closed", "incomplete")
 
     def __init__(self, limits: Limits | None = None) -> None:
         self._max = (limits or DEFAULT_LIMITS).max_event_bytes

@@ -30,7 +30,6 @@ class NDJSONParser(LineFramer):
     before it in the same chunk are returned first; the next call raises).
     """
 
-    __slots__ = ("_decoder", "_pending", "_pending_size")
 
     def __init__(self, limits: Limits | None = None) -> None:
         super().__init__(limits)

@@ -75,19 +75,6 @@ class SSEParser(LineFramer):
     field line, or the start of one, after the last dispatch): that event is discarded.
     """
 
-    __slots__ = (
-        "_cr",
-        "_data",
-        "_data_size",
-        "_dirty",
-        "_event",
-        "_last_id",
-        "_pending",
-        "_pending_size",
-        "_retry",
-        "_started",
-        "_tail",
-    )
 
     def __init__(self, limits: Limits | None = None) -> None:
         super().__init__(limits)

@@ -45,6 +45,7 @@ Mapping onto UniEvent:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
@@ -54,7 +55,7 @@ from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ...limits import Limits
-from ..base import Decoder, expect_obj, expect_str, load_json
+from ..base import Decoder, ErrorFields, expect_obj, expect_str, load_json
 from ..wire_values import token_count
 from . import wire
 from .blocks import BlockMapper
@@ -106,9 +107,18 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "message_stop"
     provider_name: ClassVar[str] = "anthropic"
-    is_terminator = staticmethod(wire.is_terminator)
-    error_frame = staticmethod(wire.error_frame)
-    http_error = staticmethod(wire.http_error)
+    # real classmethods, not staticmethod(...) attributes: mypyc cannot compile those
+    @classmethod
+    def is_terminator(cls, frame: Any) -> bool:
+        return wire.is_terminator(frame)
+
+    @classmethod
+    def error_frame(cls, code: int, type: str | None, message: str) -> bytes | None:
+        return wire.error_frame(code, type, message)
+
+    @classmethod
+    def http_error(cls, payload: Any, headers: Mapping[str, str]) -> ErrorFields:
+        return wire.http_error(payload, headers)
 
     @staticmethod
     def parse_wire(data: str | bytes) -> BaseModel:

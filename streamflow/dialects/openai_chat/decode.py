@@ -67,6 +67,7 @@ payload is a chunk; ``data: [DONE]`` ends the stream. Mapping onto UniEvent:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
@@ -77,7 +78,7 @@ from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ...limits import Limits
 from ...message import Message
-from ..base import Decoder, Emitter, load_json, parse_payload
+from ..base import Decoder, Emitter, ErrorFields, load_json, parse_payload
 from ..wire_values import token_count
 from . import wire
 from .choice import ChoiceMapper
@@ -121,9 +122,18 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
     framing: ClassVar[str] = "sse"
     terminator: ClassVar[str] = "data: [DONE]"
     provider_name: ClassVar[str] = "openai"
-    is_terminator = staticmethod(wire.is_terminator)
-    error_frame = staticmethod(wire.error_frame)
-    http_error = staticmethod(wire.http_error)
+    # real classmethods, not staticmethod(...) attributes: mypyc cannot compile those
+    @classmethod
+    def is_terminator(cls, frame: Any) -> bool:
+        return wire.is_terminator(frame)
+
+    @classmethod
+    def error_frame(cls, code: int, type: str | None, message: str) -> bytes | None:
+        return wire.error_frame(code, type, message)
+
+    @classmethod
+    def http_error(cls, payload: Any, headers: Mapping[str, str]) -> ErrorFields:
+        return wire.http_error(payload, headers)
 
     @staticmethod
     def parse_wire(data: str | bytes) -> BaseModel:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from .errors import ProtocolError
 from .events import (
     ContentItem,
@@ -87,6 +89,7 @@ def _str_or_none(value: Any) -> str | None:
     return value if type(value) is str else None
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # public: users may subclass it
 class Assembler:
     """Builds a :class:`Message` from UniEvents, stepping through :mod:`streamflow.grammar`.
 

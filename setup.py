@@ -3,7 +3,8 @@
 The metadata lives in ``pyproject.toml``; this file only adds the compiled modules
 (listed once, in ``streamflow/_build.py``). With ``STREAMFLOW_COMPILE=1``:
 
-* ``mypy`` (which ships mypyc) is requested as a build requirement, the listed
+* ``mypy`` (which ships mypyc) and the runtime dependencies (which mypyc type-checks
+  against) are requested as build requirements, the listed
   modules are compiled from the same ``.py`` files, and ``streamflow/_compiled.json``
   records the SHA-256 of each source so a later edit is detected at import time;
 * without a C compiler or the Python headers, the build prints one line and
@@ -22,6 +23,7 @@ import runpy
 import shutil
 import sys
 import sysconfig
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,10 @@ ROOT = Path(__file__).resolve().parent
 _BUILD: dict[str, Any] = runpy.run_path(str(ROOT / "streamflow" / "_build.py"))
 MODULES: tuple[str, ...] = _BUILD["COMPILED_MODULES"]
 MYPY = "mypy>=1.10"
+# mypyc type-checks the compiled modules against the packages they import: the build
+# environment gets the runtime dependencies too, so a fresh environment compiles the same
+DEPENDENCIES: list[str] = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))[
+    "project"]["dependencies"]
 
 
 def _say(line: str) -> None:
@@ -108,7 +114,7 @@ def _compiled() -> dict[str, Any]:
             return {}
         # setuptools' build backend turns setup_requires into a build requirement of
         # the isolated build environment, and runs this file again with mypy in it
-        return {"setup_requires": [MYPY]}
+        return {"setup_requires": [MYPY, *DEPENDENCIES]}
     if not _BUILDING & set(sys.argv[1:]):
         return {}  # a metadata step: compiling now would only be thrown away
     missing = _toolchain_missing()

@@ -9,7 +9,7 @@ at any time. Before the stop event that message is *partial*: its ``items`` are 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -25,11 +25,15 @@ from .events import (
     Usage,
     item_to_dict,
     join_fragments,
+    kind_and_value,
     usage_to_dict,
 )
 from .grammar import IDLE, STOP, STOPPED, step, symbol
 
-__all__ = ["Message", "Assembler"]
+__all__ = ["PACK", "Assembler", "Message"]
+
+PACK: Final = 64
+"""Text (or bytes) fragments of an open group joined into one block (memory, not speed)."""
 
 
 @dataclass(slots=True)
@@ -99,17 +103,21 @@ class Assembler:
     while a group is open, and for a ``delta`` without exactly one item or a ``stop``
     with items. A rejected event changes nothing. Cost is linear: fragments of the
     open group are kept in a list and joined only when a partial message is asked for.
+    Memory stays near the text's own size: every :data:`PACK` text (or bytes) fragments
+    are joined into one block (a 1-10 character ``str`` costs ~50 bytes of header).
     """
 
-    __slots__ = ("_items", "open_item", "fragments", "_meta", "_usage", "_finish", "_created",
-                 "state")
+    __slots__ = ("_items", "open_item", "fragments", "_loose", "_meta", "_usage", "_finish",
+                 "_created", "state")
 
     def __init__(self) -> None:
         self._items: list[ContentItem] = []
         #: the first fragment of the open group (``None`` between groups); read-only
         self.open_item: ContentItem | None = None
-        #: the growing-field values of the open group's fragments so far; read-only
+        #: the growing-field values of the open group so far, in order (text and bytes
+        #: fragments joined into blocks of up to PACK); read-only
         self.fragments: list[Any] = []
+        self._loose = 0  # fragments at the end of ``fragments`` not packed into a block yet
         self._meta: JSONDict = {}
         self._usage: Usage | None = None
         self._finish: FinishReason | None = None
@@ -154,13 +162,29 @@ class Assembler:
         """Join the open group's text fragments into one (the partial message is unchanged)."""
         text = "".join(self.fragments)
         self.fragments = [text]
+        self._loose = 0
         return text
+
+    def append_fragment(self, value: Any) -> None:
+        """Add a fragment's growing-field value to the open group (the writer's per-token
+        path: the group's first fragment took the grammar step); every :data:`PACK`
+        loose fragments become one block."""
+        fragments = self.fragments
+        fragments.append(value)
+        self._loose += 1
+        if self._loose >= PACK:
+            self._loose = 0
+            kind = type(value)
+            if kind is str:
+                fragments[-PACK:] = ["".join(fragments[-PACK:])]
+            elif kind is bytes:
+                fragments[-PACK:] = [b"".join(fragments[-PACK:])]
 
     def fragment(self, item: ContentItem, value: Any, created_at: int) -> None:
         """Take the ``K.delta`` ``item`` whose growing field is ``value`` (the writer's path)."""
         open_ = self.open_item
         if open_ is not None and open_.kind == item.kind:  # the (OPEN, DELTA) self-loop
-            self.fragments.append(value)
+            self.append_fragment(value)
             return
         self.state = step(self.state, symbol(item.kind, False, self.open_kind),
                           what=item.type, kind=item.kind, open_kind=self.open_kind)
@@ -168,6 +192,7 @@ class Assembler:
             self._created = created_at
         self.open_item = item
         self.fragments = [value]
+        self._loose = 1
 
     def feed(self, event: UniEvent) -> None:
         """Take the next event of the stream (a rejected event changes nothing)."""
@@ -197,11 +222,13 @@ class Assembler:
             self._items.append(item)
             self.open_item = None
             self.fragments = []
+            self._loose = 0
         elif self.open_item is None:
             self.open_item = item
-            self.fragments = [getattr(item, item.growing)]
+            self.fragments = [kind_and_value(item)[1]]
+            self._loose = 1
         else:
-            self.fragments.append(getattr(item, item.growing))
+            self.append_fragment(kind_and_value(item)[1])
 
     @property
     def message(self) -> Message:

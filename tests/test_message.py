@@ -137,3 +137,48 @@ def test_partial_at_every_step_is_done_items_plus_open_group(groups: list[Any],
     if stop:
         a.feed(STOP)
     assert a.message.items == done and a.message.complete is stop
+
+
+def test_tiny_fragments_are_packed_so_memory_follows_the_text_not_the_fragment_count() -> None:
+    """200,000 one-character fragments: the open group holds blocks, not 200,000 strings,
+    and the partial and final messages are exactly the text."""
+    import tracemalloc
+
+    from streamflow.message import PACK
+
+    n = 200_000
+    asm = Assembler()
+    tracemalloc.start()
+    try:
+        for i in range(n):
+            asm.feed(UniEvent("delta", [TextItem("text.delta", "ab"[i % 2])]))
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(asm.fragments) <= n // PACK + PACK
+    assert held < 8 * n  # one 1-char str alone is ~50 bytes
+    assert asm.message.text == "ab" * (n // 2)
+    asm.feed(UniEvent("delta", [TextItem("text.done", "ab" * (n // 2))]))
+    asm.feed(UniEvent("stop", [], Usage(), "stop"))
+    assert asm.message.text == "ab" * (n // 2) and asm.message.complete
+
+
+@given(st.lists(st.text(max_size=3), min_size=1, max_size=300))
+@settings(max_examples=60, deadline=None)
+def test_packing_never_changes_the_partial_or_the_done_text(parts: list[str]) -> None:
+    """Emitter path (append_fragment) and reader path (feed) keep the exact text in order."""
+    from streamflow.dialects.emitter import Emitter
+
+    em = Emitter()
+    reader = Assembler()
+    so_far = ""
+    for part in parts:
+        em.text(part)
+        so_far += part
+        for event in em.drain():
+            reader.feed(event)
+        assert em.message.text == reader.message.text == so_far
+    em.stop(Usage(), "stop")
+    for event in em.drain():
+        reader.feed(event)
+    assert em.message.text == reader.message.text == "".join(parts)

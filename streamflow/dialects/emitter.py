@@ -24,6 +24,7 @@ from ..events import (
     UniEvent,
     Usage,
     join_fragments,
+    kind_and_value,
 )
 from ..grammar import STOPPED
 from ..limits import DEFAULT_LIMITS, Budget, Limits
@@ -108,8 +109,7 @@ class Emitter:
     def delta(self, item: ContentItem) -> None:
         """Emit one ``K.delta`` item, opening (and closing another) group as needed."""
         asm = self.assembler
-        kind = item.kind
-        value = getattr(item, item.growing)
+        kind, value = kind_and_value(item)
         size = 8 * len(value) if kind == "embedding" else len(value)
         open_ = asm.open_item
         if open_ is not None and open_.kind == kind:  # the grammar's (OPEN, DELTA) self-loop
@@ -124,7 +124,7 @@ class Emitter:
                 budget.grow(size, kind == "tool_call")
             budget.size = total
             budget.group_size = group
-            asm.fragments.append(value)
+            asm.append_fragment(value)
         else:
             if asm.state is STOPPED:
                 raise ProtocolError(f"{item.type} after the stream stopped")
@@ -170,15 +170,16 @@ class Emitter:
         first = asm.open_item
         if first is None:
             return
+        if isinstance(first, ToolCallItem):
+            # joined once: the text stands for the fragments from here on (the partial
+            # message is the same if the parse fails), so they are freed before the
+            # parsed object is built, not after
+            asm.compact()
         done = join_fragments(first, asm.fragments, done=True)
         done.fidelity = self._fidelity
         done.provider = flag_provider(self._provider)  # unsafe citation URLs: url_flags
         if isinstance(done, ToolCallItem):
-            # the joined text stands for the fragments from here on (the partial message
-            # is the same if the parse fails): they are freed before the parsed object
-            # is built, not after
-            text = asm.compact()
-            done.arguments = parse_arguments(text, tool_call_id=done.tool_call_id,
+            done.arguments = parse_arguments(str(done.arguments), tool_call_id=done.tool_call_id,
                                              name=done.name, cause=cause or self._cause)
         self._fidelity = None
         self._provider = None

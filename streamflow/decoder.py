@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -26,12 +26,13 @@ from .dialects.base import Decoder
 from .errors import IncompleteStreamError, ProtocolError, StreamflowError
 from .events import UniEvent
 from .framing import Frame, Framer, make_framer, sniff_framing
+from .framing.sse import ServerSentEvent
 from .limits import Limits
 from .message import Message
 
 __all__ = ["StreamDecoder", "assemble", "lend", "lending"]
 
-_BOM = b"\xef\xbb\xbf"
+_BOM: Final = b"\xef\xbb\xbf"
 Emit = Callable[[UniEvent], Any]
 
 
@@ -203,6 +204,7 @@ class StreamDecoder:
     def _decode(self, frames: Iterable[Any], out: list[UniEvent]) -> None:
         decoder = self.decoder
         emit = self.emit
+        ticked = False  # one clock read per chunk (at its first frame): its events arrived together
         for frame in frames:
             if self._stopped:
                 self.ignored_frames += 1  # after stop: counted, never decoded
@@ -210,8 +212,13 @@ class StreamDecoder:
             if decoder is None:
                 self.dialect = require_dialect(frame, self.framing or "sse")
                 decoder = self._make_decoder(self.dialect)
-            self._frame_id = getattr(frame, "id", None)
-            events = decoder.feed(frame)
+            if not ticked:
+                decoder.tick()
+                ticked = True
+            # an SSE frame's id read natively (compiled), any other frame's by name
+            self._frame_id = frame.id if isinstance(frame, ServerSentEvent) else getattr(
+                frame, "id", None)
+            events = decoder.feed_at(frame)
             if events:  # the hot path of every entry point: once per frame
                 if events[-1].event_type == "stop":
                     self._stopped = True
@@ -247,7 +254,7 @@ class StreamDecoder:
         return exc
 
 
-_BORROWER: ContextVar[Callable[[StreamDecoder], None] | None] = ContextVar(
+_BORROWER: Final[ContextVar[Callable[[StreamDecoder], None] | None]] = ContextVar(
     "streamflow_borrower", default=None)
 
 

@@ -171,3 +171,23 @@ def test_explicit_dialect_and_framing_and_frames_fed_directly() -> None:
     assert assemble(path.read_bytes(), "anthropic").thinking == "I should answer briefly."
     with pytest.raises(ValueError, match="unknown dialect"):
         StreamDecoder("nope")
+
+
+def test_the_clock_is_read_once_per_chunk_and_stamps_its_events() -> None:
+    """Events completed by one chunk carry that chunk's arrival time (one clock read)."""
+    body = (DATA / "anthropic" / "seed000_text.sse").read_bytes()
+    frames = body.split(b"\n\n")
+    first, rest = b"\n\n".join(frames[:4]) + b"\n\n", b"\n\n".join(frames[4:])
+    reads: list[int] = []
+
+    def clock() -> int:
+        reads.append(len(reads) + 100)
+        return reads[-1]
+
+    dec = StreamDecoder("anthropic", clock=clock)
+    a = dec.feed(first)
+    dec.feed(b"")  # completes no frame: no read
+    b = dec.feed(rest)
+    assert len(a) >= 2 and len(b) >= 2
+    assert {e.created_at for e in a} == {100} and {e.created_at for e in b} == {101}
+    assert len(reads) == 2

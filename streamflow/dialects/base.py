@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from mypy_extensions import mypyc_attr
 from pydantic_core import from_json
@@ -45,8 +45,8 @@ try:  # the optional ``fast`` extra, used by the compiled build only: in pure Py
     FAST_JSON: Any = orjson.loads if is_compiled() else None
 except ImportError:  # pragma: no cover - depends on the environment
     FAST_JSON = None
-_MAX_DEPTH = 190  # from_json refuses nesting past about 200; deeper is left to it
-_BIG = 2.0**63  # orjson reads integers past 64 bits as floats at least this large
+_MAX_DEPTH: Final = 190  # from_json refuses nesting past about 200; deeper is left to it
+_BIG: Final = 2.0**63  # orjson reads integers past 64 bits as floats at least this large
 
 
 def now_ms() -> int:
@@ -54,20 +54,43 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _exact(value: Any, depth: int) -> bool:
+def _exact(value: dict[str, Any], depth: int) -> bool:
     """False where orjson's result may differ from ``from_json``'s: a float that may
-    stand for an integer past 64 bits, or nesting ``from_json`` refuses (~200 deep)."""
+    stand for an integer past 64 bits, or nesting ``from_json`` refuses (~200 deep).
+    (Typed containers: compiled, the walk is a native loop.)"""
     if depth > _MAX_DEPTH:
         return False
-    items = value.values() if type(value) is dict else value
-    for v in items:
+    for v in value.values():
         t = type(v)
-        if t is dict or t is list:
+        if t is dict:
             if not _exact(v, depth + 1):
                 return False
-        elif t is float and not -_BIG < v < _BIG:
+        elif t is list:
+            if not _exact_list(v, depth + 1):
+                return False
+        elif t is float and not _small(v):
             return False
     return True
+
+
+def _exact_list(value: list[Any], depth: int) -> bool:
+    if depth > _MAX_DEPTH:
+        return False
+    for v in value:
+        t = type(v)
+        if t is dict:
+            if not _exact(v, depth + 1):
+                return False
+        elif t is list:
+            if not _exact_list(v, depth + 1):
+                return False
+        elif t is float and not _small(v):
+            return False
+    return True
+
+
+def _small(f: float) -> bool:
+    return -_BIG < f < _BIG
 
 
 def parse_payload(data: str | bytes) -> Any:
@@ -80,9 +103,14 @@ def parse_payload(data: str | bytes) -> Any:
         except ValueError:  # NaN, Infinity, 1e400, lone surrogates, 1024 deep: from_json decides
             return from_json(data)
         t = type(value)
-        if (t is not dict and t is not list) or _exact(value, 1):
-            if t is not float or -_BIG < value < _BIG:
+        if t is dict:
+            if _exact(value, 1):
                 return value
+        elif t is list:
+            if _exact_list(value, 1):
+                return value
+        elif t is not float or _small(value):
+            return value
     return from_json(data)
 
 
@@ -169,9 +197,18 @@ class Decoder(ABC, Generic[F]):
         return self.emitter.stopped
 
     def feed(self, frame: F) -> list[UniEvent]:
-        """Decode one frame into zero or more UniEvents."""
+        """Decode one frame into zero or more UniEvents, stamped with the clock's time now."""
+        self.emitter.now = self._clock()
+        return self.feed_at(frame)
+
+    def tick(self) -> None:
+        """Read the clock once: the events of the frames fed next by :meth:`feed_at` carry it."""
+        self.emitter.now = self._clock()
+
+    def feed_at(self, frame: F) -> list[UniEvent]:
+        """Decode one frame, its events stamped with the time of the last :meth:`tick`
+        (the :class:`~streamflow.StreamDecoder` ticks once per chunk, not per frame)."""
         em = self.emitter
-        em.now = self._clock()
         try:
             self.handle(frame)
         except StreamflowError as exc:

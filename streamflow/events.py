@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Final, Literal
 
 EventType = Literal["delta", "stop"]
 FinishReason = Literal["stop", "length", "tool_call", "unknown"]
-FINISH_REASONS: tuple[str, ...] = ("stop", "length", "tool_call", "unknown")
-KINDS: tuple[str, ...] = (
+FINISH_REASONS: Final[tuple[str, ...]] = ("stop", "length", "tool_call", "unknown")
+KINDS: Final[tuple[str, ...]] = (
     "text",
     "thinking",
     "tool_call",
@@ -193,13 +193,13 @@ class EmbeddingItem(_Embedding):
 ContentItem = (
     TextItem | ThinkingItem | ToolCallItem | InlineDataItem | InlineThinkingItem | EmbeddingItem
 )
-ITEM_CLASSES: dict[str, type[ContentItem]] = {
+ITEM_CLASSES: Final[dict[str, type[ContentItem]]] = {
     cls.kind: cls
     for cls in (TextItem, ThinkingItem, ToolCallItem, InlineDataItem, InlineThinkingItem,
                 EmbeddingItem)
 }
 
-_FIELD_NAMES: dict[str, tuple[str, ...]] = {
+_FIELD_NAMES: Final[dict[str, tuple[str, ...]]] = {
     kind: tuple(f.name for f in fields(cls) if f.name != "type")
     for kind, cls in ITEM_CLASSES.items()
 }
@@ -271,6 +271,18 @@ class UniEvent:
             "created_at": self.created_at,
             "provider": self.provider,
         }
+
+
+def kind_and_value(item: ContentItem) -> tuple[str, Any]:
+    """``(item.kind, the value of its growing field)``: the per-token path's dispatch
+    (compiled, the three common item types are read natively, not by name)."""
+    if isinstance(item, TextItem):
+        return "text", item.text
+    if isinstance(item, ThinkingItem):
+        return "thinking", item.thinking
+    if isinstance(item, ToolCallItem):
+        return "tool_call", item.arguments
+    return item.kind, getattr(item, item.growing)
 
 
 def is_done(item: ContentItem) -> bool:

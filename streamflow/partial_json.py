@@ -10,7 +10,7 @@ parse at the end of the call.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 from pydantic_core import from_json
 
@@ -94,8 +94,8 @@ class ArgumentBuffer:
         return parse_arguments(self.text, tool_call_id=tool_call_id, name=name)
 
 
-_TOKEN = re.compile(r'[{}\[\]"\\]')
-_IN_STRING = re.compile(r'["\\]')
+_TOKEN: Final = re.compile(r'[{}\[\]"\\]')
+_IN_STRING: Final = re.compile(r'["\\]')
 
 
 class ObjectEnd:

@@ -31,6 +31,7 @@ Outcome:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -42,7 +43,7 @@ from .events import UniEvent
 from .limits import Limits
 from .message import Assembler, Message
 from .operators import Handlers, Operator, stateful
-from .operators.pipeline import subscribe_decoder
+from .operators.pipeline import DecodedObservable, subscribe_decoder
 from .outcome import StreamFailure, StreamRestart
 from .sinks.base import AsyncSink, AsyncSinkFeeder, SinkError
 from .sources.bridge import scope
@@ -52,15 +53,20 @@ __all__ = ["as_events", "run", "run_sync"]
 
 
 def as_events(dialect: str = "auto", framing: str | None = None, limits: Limits | None = None,
+              *, lend_to: Callable[[StreamDecoder], None] | None = None,
               **options: Any) -> Operator[Any, Any]:
-    """Decode ``bytes`` items like ``pipeline()``; pass anything else through (run's front)."""
+    """Decode ``bytes`` items like ``pipeline()``; pass anything else through (run's front).
+
+    ``lend_to`` is handed the decoder of a byte stream (``run()`` reads its message).
+    """
 
     def setup(observer: abc.ObserverBase[Any]) -> Handlers:
         handlers: Handlers | None = None
         decided = False
 
         def make() -> Handlers:
-            return subscribe_decoder(observer, dialect, framing, limits, options)
+            return subscribe_decoder(observer, dialect, framing, limits, options,
+                                     lend_to=lend_to)
 
         def on_next(item: Any) -> None:
             nonlocal handlers, decided
@@ -133,6 +139,7 @@ class _FanOut(abc.ObserverBase[Any]):
         self.seen = False  # a UniEvent of the current attempt went by
         self.foreign: str | None = None  # the type of the first item that is no UniEvent
         self.done: anyio.Event | None = None
+        self.front = False  # the decoder is run()'s front's own (it emits straight here)
 
     def _detach(self, target: Any, exc: BaseException) -> None:
         self.targets = [t for t in self.targets if t is not target]
@@ -195,10 +202,19 @@ class _FanOut(abc.ObserverBase[Any]):
 
         Only before the first event of an attempt: a retry re-subscribes the pipeline,
         which lends its new decoder; a pipeline some sink runs once events flow (a task
-        that inherited run's context) is not this stream's and is ignored.
+        that inherited run's context) is not this stream's and is ignored. So is any
+        decoder upstream of the front's own (:meth:`adopt_front`).
         """
-        if not self.seen:
+        if not self.seen and not self.front:
             self.decoder = decoder
+
+    def adopt_front(self, decoder: StreamDecoder) -> None:
+        """The decoder of run()'s front (a byte source, or the ``pipeline()`` run was
+        given): this stream's for sure, so it emits here directly (this observer
+        ignores what comes after its end, as the hop it skips would)."""
+        self.front = True
+        self.decoder = decoder
+        decoder.emit = self.on_next
 
     def result(self) -> Message:
         """The message, or the error the module doc describes."""
@@ -233,10 +249,12 @@ def _not_an_event(name: str) -> TypeError:
 def _front(source: Any, dialect: str, framing: str | None, limits: Limits | None,
            options: dict[str, Any], fan: _FanOut) -> Observable[Any]:
     source = as_source(source)
+    if isinstance(source, DecodedObservable):  # a pipeline(): its decoder emits to the fan
+        return source.lent_to(fan.adopt_front)
     framing = framing or getattr(source, "framing", None)
     if dialect == "auto":  # a source that knows its dialect (from_redis: uni) says so
         dialect = getattr(source, "dialect", None) or dialect
-    return source.pipe(as_events(dialect, framing, limits, **options))
+    return source.pipe(as_events(dialect, framing, limits, lend_to=fan.adopt_front, **options))
 
 
 async def run(source: Any, *sinks: Any, dialect: str = "auto",

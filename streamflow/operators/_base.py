@@ -25,7 +25,7 @@ __all__ = ["Handlers", "Operator", "stateful"]
 A = TypeVar("A")
 B = TypeVar("B")
 Operator = Callable[[Observable[A]], Observable[B]]
-Handlers = tuple[Callable[[Any], None], Callable[[Exception], None], Callable[[], None]]
+Handlers = tuple[Callable[[Any], object], Callable[[Exception], None], Callable[[], None]]
 
 
 def stateful(setup: Callable[[abc.ObserverBase[Any]], Handlers]) -> Operator[Any, Any]:

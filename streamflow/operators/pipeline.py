@@ -18,10 +18,11 @@ from the same chunk.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
-from reactivex import abc
+from reactivex import Observable, abc
 
 from ..decoder import StreamDecoder, lend
 from ..events import UniEvent
@@ -29,23 +30,28 @@ from ..framing.sse import ServerSentEvent
 from ..limits import Limits
 from ._base import Handlers, Operator, stateful
 
-__all__ = ["as_frame", "pipeline", "subscribe_decoder"]
+__all__ = ["DecodedObservable", "as_frame", "pipeline", "subscribe_decoder"]
 
 
 def subscribe_decoder(observer: abc.ObserverBase[Any], dialect: str, framing: str | None,
                       limits: Limits | None, options: dict[str, Any], *,
-                      frames: bool = False) -> Handlers:
+                      frames: bool = False,
+                      lend_to: Callable[[StreamDecoder], None] | None = None) -> Handlers:
     """The handlers of one subscription: a :class:`StreamDecoder` emitting to ``observer``.
 
     The shared body of ``pipeline``, ``normalize`` (``frames=True``: items are frames)
     and ``run()``'s front: ``on_next`` feeds, ``on_completed`` closes (the decoder
     raises if the stream was cut), ``on_error`` passes the upstream error on with
     ``partial`` attached -- or completes when the stream had already stopped (a
-    stream never ends with both). The decoder is lent to a ``run()`` subscribing now.
+    stream never ends with both). The decoder is lent to a ``run()`` subscribing now
+    (or handed to ``lend_to``: ``run()``'s own front).
     """
     decoder = StreamDecoder(dialect, framing=framing, limits=limits, emit=observer.on_next,
                             **options)
-    lend(decoder)
+    if lend_to is None:
+        lend(decoder)
+    else:
+        lend_to(decoder)
     close = decoder.close_frames if frames else decoder.close
 
     def on_error(error: Exception) -> None:
@@ -62,11 +68,9 @@ def subscribe_decoder(observer: abc.ObserverBase[Any], dialect: str, framing: st
     if frames:
         def on_next(item: Any) -> None:
             decoder.feed_frames((as_frame(item),))
-    else:
-        def on_next(item: Any) -> None:
-            decoder.feed(item)
 
-    return on_next, on_error, on_completed
+        return on_next, on_error, on_completed
+    return decoder.feed, on_error, on_completed  # feed returns [] with emit: nothing to pass
 
 
 def as_frame(item: Any) -> Any:
@@ -93,7 +97,30 @@ def pipeline(dialect: str = "auto", framing: str | None = None, limits: Limits |
     """
     StreamDecoder(dialect, framing=framing, limits=limits, **options)  # fail fast on bad names
 
-    def setup(observer: abc.ObserverBase[UniEvent]) -> Handlers:
-        return subscribe_decoder(observer, dialect, framing, limits, options)
+    def operator(source: Observable[bytes]) -> Observable[UniEvent]:
+        return DecodedObservable(source, dialect, framing, limits, options)
 
-    return stateful(setup)
+    return operator
+
+
+class DecodedObservable(Observable[UniEvent]):
+    """What ``pipeline()`` returns: the UniEvents decoded from ``source``'s body chunks.
+
+    ``run()`` given one subscribes :meth:`lent_to` instead (the same pipeline, its
+    decoder handed to ``run``), so the events go from the decoder to ``run``'s sinks
+    with no hop between, and the message is assembled once.
+    """
+
+    def __init__(self, source: Observable[bytes], dialect: str, framing: str | None,
+                 limits: Limits | None, options: dict[str, Any],
+                 lend_to: Callable[[StreamDecoder], None] | None = None) -> None:
+        def setup(observer: abc.ObserverBase[UniEvent]) -> Handlers:
+            return subscribe_decoder(observer, dialect, framing, limits, options,
+                                     lend_to=lend_to)
+
+        super().__init__(stateful(setup)(source)._subscribe_core)
+        self._args = (source, dialect, framing, limits, options)
+
+    def lent_to(self, borrower: Callable[[StreamDecoder], None]) -> DecodedObservable:
+        """The same pipeline, its decoder handed to ``borrower`` at each subscription."""
+        return DecodedObservable(*self._args, lend_to=borrower)

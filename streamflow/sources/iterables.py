@@ -61,14 +61,11 @@ class SyncSource(Source):
         """
         disposed = [False]
 
-        def stopped() -> bool:
-            return disposed[0] or bool(getattr(observer, "is_stopped", False))
-
         def push(_: abc.SchedulerBase, __: Any = None) -> None:
             try:
                 with self.opener() as chunks:
-                    for chunk in chunks:
-                        if stopped():
+                    for chunk in chunks:  # the check inlined: it runs once per chunk
+                        if disposed[0] or getattr(observer, "is_stopped", False):
                             return
                         if chunk:
                             observer.on_next(chunk)

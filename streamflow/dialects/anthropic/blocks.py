@@ -10,7 +10,7 @@ block. The mapping rules are in :mod:`streamflow.dialects.anthropic.decode`.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from pydantic_core import from_json
 
@@ -21,9 +21,10 @@ from ..base import Emitter, expect_str
 
 __all__ = ["BlockMapper"]
 
-_GROUP_BLOCKS = ("text", "thinking", "tool_use", "redacted_thinking")
-_DELTA_BLOCK = {"text_delta": "text", "citations_delta": "text", "thinking_delta": "thinking",
-                "signature_delta": "thinking", "input_json_delta": "tool_use"}
+_GROUP_BLOCKS: Final = ("text", "thinking", "tool_use", "redacted_thinking")
+_DELTA_BLOCK: Final = {"text_delta": "text", "citations_delta": "text",
+                       "thinking_delta": "thinking", "signature_delta": "thinking",
+                       "input_json_delta": "tool_use"}
 
 
 class BlockMapper:

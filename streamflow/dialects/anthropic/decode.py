@@ -46,7 +46,7 @@ Mapping onto UniEvent:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from pydantic import BaseModel
 from pydantic_core import from_json
@@ -63,15 +63,15 @@ from .wire import parse_event
 
 __all__ = ["FINISH_REASONS", "AnthropicDecoder", "anthropic_usage", "parse_event"]
 
-FINISH_REASONS: dict[str, FinishReason] = {
+FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
     "tool_use": "tool_call",
 }
-_COUNTERS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
-             "cache_creation_input_tokens")
+_COUNTERS: Final = ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                    "cache_creation_input_tokens")
 
 
 def anthropic_usage(raw: JSONDict) -> Usage:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from heapq import heappop, heappush
-from typing import Any
+from typing import Any, Final
 
 from ...errors import ProtocolError
 from ...events import JSONDict, ToolCallItem
@@ -42,8 +42,8 @@ from ..base import Emitter, expect_str, merge_provider
 
 __all__ = ["ObjectEnd", "ToolCalls"]
 
-_CALL_KEYS = frozenset({"index", "id", "type", "function"})
-_FUNCTION_KEYS = frozenset({"name", "arguments"})
+_CALL_KEYS: Final = frozenset({"index", "id", "type", "function"})
+_FUNCTION_KEYS: Final = frozenset({"name", "arguments"})
 
 
 class _Call:

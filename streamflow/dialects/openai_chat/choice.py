@@ -10,7 +10,7 @@ boundaries that flush them are in :mod:`streamflow.dialects.openai_chat.tails`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from ...errors import ProtocolError
 from ...events import ContentItem, InlineDataItem, JSONDict, TextItem, ThinkingItem
@@ -21,13 +21,13 @@ from .tails import TailsMixin
 
 __all__ = ["ChoiceMapper"]
 
-_DELTA_KEYS = frozenset({"role", "content", "refusal", "reasoning", "reasoning_content",
-                         "reasoning_details", "tool_calls", "function_call", "annotations",
-                         "images", "audio", "artifacts"})
-_PLAIN = frozenset({"role", "content", "refusal", "reasoning", "reasoning_content",
-                    "reasoning_details"})
-_CHOICE_KEYS = frozenset({"index", "delta", "finish_reason", "logprobs"})
-_EMPTY: tuple[Any, ...] = (None, "", [], {})
+_DELTA_KEYS: Final = frozenset({"role", "content", "refusal", "reasoning", "reasoning_content",
+                                "reasoning_details", "tool_calls", "function_call", "annotations",
+                                "images", "audio", "artifacts"})
+_PLAIN: Final = frozenset({"role", "content", "refusal", "reasoning", "reasoning_content",
+                           "reasoning_details"})
+_CHOICE_KEYS: Final = frozenset({"index", "delta", "finish_reason", "logprobs"})
+_EMPTY: Final[tuple[Any, ...]] = (None, "", [], {})
 
 
 class ChoiceMapper(TailsMixin):

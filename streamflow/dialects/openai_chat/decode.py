@@ -68,7 +68,7 @@ payload is a chunk; ``data: [DONE]`` ends the stream. Mapping onto UniEvent:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from pydantic import BaseModel
 from pydantic_core import from_json
@@ -86,17 +86,17 @@ from .wire import parse_event
 
 __all__ = ["FINISH_REASONS", "OpenAIChatDecoder", "openai_usage", "parse_event"]
 
-FINISH_REASONS: dict[str, FinishReason] = {
+FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "stop": "stop",
     "length": "length",
     "tool_calls": "tool_call",
     "function_call": "tool_call",
 }
-_NOT_META = frozenset({"choices", "usage", "error", "object"})
+_NOT_META: Final = frozenset({"choices", "usage", "error", "object"})
 #: envelope keys that describe the whole message; any other envelope key (llama.cpp's
 #: ``timings``) may change from chunk to chunk, so it also rides on its chunk's events
-_MESSAGE_KEYS = frozenset({"id", "model", "created", "system_fingerprint", "provider",
-                           "service_tier", "object"})
+_MESSAGE_KEYS: Final = frozenset({"id", "model", "created", "system_fingerprint", "provider",
+                                  "service_tier", "object"})
 
 
 def openai_usage(raw: JSONDict) -> Usage:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+from typing import Any, Final
 from urllib.parse import unquote_to_bytes
 
 from ...errors import ProtocolError
@@ -20,10 +20,11 @@ from ..base import expect_str, merge_provider
 __all__ = ["AUDIO_MIME", "AudioState", "DetailMerger", "artifact_item", "as_list",
            "decode_base64", "image_item", "parse_data_url"]
 
-AUDIO_MIME = {"wav": "audio/wav", "mp3": "audio/mpeg", "flac": "audio/flac",
-              "opus": "audio/opus", "aac": "audio/aac", "pcm16": "audio/pcm", "pcm": "audio/pcm"}
-_GROWING_DETAIL = ("text", "summary", "data")
-_MISSING = object()
+AUDIO_MIME: Final = {"wav": "audio/wav", "mp3": "audio/mpeg", "flac": "audio/flac",
+                     "opus": "audio/opus", "aac": "audio/aac", "pcm16": "audio/pcm",
+                     "pcm": "audio/pcm"}
+_GROWING_DETAIL: Final = ("text", "summary", "data")
+_MISSING: Final = object()
 
 
 def as_list(value: Any, what: str) -> list[Any]:

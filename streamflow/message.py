@@ -30,7 +30,7 @@ from .events import (
 )
 from .grammar import IDLE, STOP, STOPPED, step, symbol
 
-__all__ = ["PACK", "Assembler", "Message"]
+__all__ = ["PACK", "Assembler", "Message", "append_packed"]
 
 PACK: Final = 64
 """Text (or bytes) fragments of an open group joined into one block (memory, not speed)."""
@@ -91,6 +91,22 @@ class Message:
 
 def _str_or_none(value: Any) -> str | None:
     return value if type(value) is str else None
+
+
+def append_packed(parts: list[Any], value: Any, loose: int) -> int:
+    """Append ``value`` to ``parts``, whose last ``loose`` entries are single fragments;
+    every :data:`PACK` of them (``str`` or ``bytes``) are joined into one block. Returns
+    the new ``loose``. The join of ``parts`` is unchanged; memory follows the text."""
+    parts.append(value)
+    loose += 1
+    if loose < PACK:
+        return loose
+    kind = type(value)
+    if kind is str:
+        parts[-PACK:] = ["".join(parts[-PACK:])]
+    elif kind is bytes:
+        parts[-PACK:] = [b"".join(parts[-PACK:])]
+    return 0
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # public: users may subclass it
@@ -167,18 +183,8 @@ class Assembler:
 
     def append_fragment(self, value: Any) -> None:
         """Add a fragment's growing-field value to the open group (the writer's per-token
-        path: the group's first fragment took the grammar step); every :data:`PACK`
-        loose fragments become one block."""
-        fragments = self.fragments
-        fragments.append(value)
-        self._loose += 1
-        if self._loose >= PACK:
-            self._loose = 0
-            kind = type(value)
-            if kind is str:
-                fragments[-PACK:] = ["".join(fragments[-PACK:])]
-            elif kind is bytes:
-                fragments[-PACK:] = [b"".join(fragments[-PACK:])]
+        path: the group's first fragment took the grammar step)."""
+        self._loose = append_packed(self.fragments, value, self._loose)
 
     def fragment(self, item: ContentItem, value: Any, created_at: int) -> None:
         """Take the ``K.delta`` ``item`` whose growing field is ``value`` (the writer's path)."""

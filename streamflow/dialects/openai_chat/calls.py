@@ -37,6 +37,7 @@ from typing import Any, Final
 
 from ...errors import ProtocolError
 from ...events import JSONDict, ToolCallItem
+from ...message import append_packed
 from ...partial_json import ObjectEnd
 from ..base import Emitter, expect_str, merge_provider
 
@@ -49,21 +50,23 @@ _FUNCTION_KEYS: Final = frozenset({"name", "arguments"})
 class _Call:
     """One call's state: buffered, live, or closed."""
 
-    __slots__ = ("closed", "end", "fidelity", "id", "index", "name", "parts", "provider", "serial",
-                 "size", "unscanned")
+    __slots__ = ("closed", "end", "fidelity", "id", "index", "loose", "name", "parts", "provider",
+                 "parts_loose", "serial", "size", "unscanned")
 
     def __init__(self, index: int, serial: int, call_id: str, name: str) -> None:
         self.index = index
         self.serial = serial
         self.id = call_id
         self.name = name
-        self.parts: list[str] = []
+        self.parts: list[str] = []  # a buffered call's arguments (packed: append_packed)
+        self.parts_loose = 0  # single fragments at the end of ``parts``
         self.size = 0
         self.provider: JSONDict | None = None
         self.fidelity: JSONDict | None = None
         self.closed = False
         self.end = ObjectEnd()
-        self.unscanned: list[str] = []  # the live call's fragments not yet fed to ``end``
+        self.unscanned: list[str] = []  # the live call's text not yet fed to ``end`` (packed)
+        self.loose = 0  # single fragments at the end of ``unscanned``
 
     def item(self) -> ToolCallItem:
         """Everything buffered as one ``tool_call.delta`` fragment."""
@@ -147,7 +150,7 @@ class ToolCalls:
                 tag = self._tag
                 self._em.delta(ToolCallItem("tool_call.delta", "", "", args, None,
                                             merge_provider(None, tag) if tag else None))
-                call.unscanned.append(args)
+                call.loose = append_packed(call.unscanned, args, call.loose)
             else:
                 self._buffer(call, args, None, None)
         return True
@@ -186,7 +189,7 @@ class ToolCalls:
             if args or provider or fidelity:
                 self._em.delta(ToolCallItem("tool_call.delta", "", "", args, fidelity,
                                             self._tagged(provider)))
-                call.unscanned.append(args)
+                call.loose = append_packed(call.unscanned, args, call.loose)
         else:
             self._buffer(call, args, provider, fidelity)
 
@@ -211,7 +214,7 @@ class ToolCalls:
         if args:
             self._em.budget.reserve(len(args), call.size + len(args))
             call.size += len(args)
-            call.parts.append(args)
+            call.parts_loose = append_packed(call.parts, args, call.parts_loose)
         if provider:
             call.provider = merge_provider(call.provider, provider)
         if fidelity:
@@ -233,7 +236,7 @@ class ToolCalls:
             return False
         for text in call.unscanned:
             call.end.feed(text)
-        call.unscanned = []
+        call.unscanned, call.loose = [], 0
         return call.end.closed
 
     def _go_live(self, call: _Call) -> None:
@@ -245,8 +248,8 @@ class ToolCalls:
         item = call.item()
         item.provider = self._tagged(item.provider)
         em.budget.release(call.size)  # counted as fragments from here on
-        call.parts, call.size = [], 0
-        call.unscanned.append(str(item.arguments))
+        call.parts, call.size, call.parts_loose = [], 0, 0
+        call.loose = append_packed(call.unscanned, str(item.arguments), call.loose)
         em.delta(item)
 
     def _close_live(self) -> None:
@@ -254,7 +257,7 @@ class ToolCalls:
         assert call is not None
         self._live = None
         call.closed = True
-        call.parts, call.unscanned = [], []
+        call.parts, call.unscanned, call.parts_loose, call.loose = [], [], 0, 0
         self._em.close_group()
 
 

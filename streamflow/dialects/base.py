@@ -60,33 +60,22 @@ def _exact(value: dict[str, Any], depth: int) -> bool:
     (Typed containers: compiled, the walk is a native loop.)"""
     if depth > _MAX_DEPTH:
         return False
-    for v in value.values():
-        t = type(v)
-        if t is dict:
-            if not _exact(v, depth + 1):
-                return False
-        elif t is list:
-            if not _exact_list(v, depth + 1):
-                return False
-        elif t is float and not _small(v):
-            return False
-    return True
+    return all(_exact_value(v, depth) for v in value.values())
 
 
 def _exact_list(value: list[Any], depth: int) -> bool:
     if depth > _MAX_DEPTH:
         return False
-    for v in value:
-        t = type(v)
-        if t is dict:
-            if not _exact(v, depth + 1):
-                return False
-        elif t is list:
-            if not _exact_list(v, depth + 1):
-                return False
-        elif t is float and not _small(v):
-            return False
-    return True
+    return all(_exact_value(v, depth) for v in value)
+
+
+def _exact_value(v: Any, depth: int) -> bool:
+    t = type(v)
+    if t is dict:
+        return _exact(v, depth + 1)
+    if t is list:
+        return _exact_list(v, depth + 1)
+    return t is not float or _small(v)
 
 
 def _small(f: float) -> bool:

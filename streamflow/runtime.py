@@ -38,14 +38,13 @@ import anyio
 from reactivex import Observable, abc
 
 from .decoder import StreamDecoder, lending
-from .errors import CancelledStreamError, StreamflowError
-from .events import UniEvent
+from .errors import CancelledStreamError
+from .fanout import FanOut
 from .limits import Limits
-from .message import Assembler, Message
+from .message import Message
 from .operators import Handlers, Operator, stateful
 from .operators.pipeline import DecodedObservable, subscribe_decoder
-from .outcome import StreamFailure, StreamRestart
-from .sinks.base import AsyncSink, AsyncSinkFeeder, SinkError
+from .sinks.base import AsyncSink
 from .sources.bridge import scope
 from .sources.coerce import as_source
 
@@ -99,155 +98,8 @@ def as_events(dialect: str = "auto", framing: str | None = None, limits: Limits 
     return stateful(setup)
 
 
-class _Callable:
-    """A plain callable used as a sink: ``on_next`` only."""
-
-    def __init__(self, fn: Any) -> None:
-        self.on_next = fn
-        self.sink = fn
-
-    def on_error(self, error: Exception) -> None:
-        """Ignored."""
-
-    def on_completed(self) -> None:
-        """Ignored."""
-
-
-class _FanOut(abc.ObserverBase[Any]):
-    """The one observer of the upstream: assembles the message and feeds every sink."""
-
-    def __init__(self, sinks: tuple[Any, ...]) -> None:
-        self.assembler = Assembler()
-        self.decoder: StreamDecoder | None = None  # lent by the pipeline run() subscribes
-        self.feeders: list[AsyncSinkFeeder] = []
-        self.targets: list[Any] = []
-        for sink in sinks:
-            if isinstance(sink, AsyncSink):
-                feeder = AsyncSinkFeeder(sink)
-                self.feeders.append(feeder)
-                self.targets.append(feeder)
-            elif hasattr(sink, "on_next"):
-                self.targets.append(sink)
-            elif callable(sink):
-                self.targets.append(_Callable(sink))
-            else:
-                raise TypeError(f"not a sink: {sink!r}")
-        self.failures: list[tuple[Any, BaseException]] = []
-        self.error: Exception | None = None
-        self.converted: StreamFailure | None = None
-        self.finished = False
-        self.seen = False  # a UniEvent of the current attempt went by
-        self.foreign: str | None = None  # the type of the first item that is no UniEvent
-        self.done: anyio.Event | None = None
-        self.front = False  # the decoder is run()'s front's own (it emits straight here)
-
-    def _detach(self, target: Any, exc: BaseException) -> None:
-        self.targets = [t for t in self.targets if t is not target]
-        if isinstance(target, AsyncSinkFeeder):
-            target.detach(exc)
-        else:
-            self.failures.append((getattr(target, "sink", target), exc))
-
-    def on_next(self, value: Any) -> None:
-        if self.finished:
-            return
-        if type(value) is UniEvent:
-            self.seen = True
-            if self.decoder is None:  # else the decoder's emitter already assembles
-                self.assembler.feed(value)
-        elif isinstance(value, StreamRestart):
-            self.assembler = Assembler()
-            self.decoder = None  # the restarted stream is assembled here (or lent again)
-            self.seen = False
-        elif isinstance(value, StreamFailure):
-            self.converted = value
-        elif self.foreign is None:  # a Block of group_by_block()...: sinks may want it
-            self.foreign = type(value).__name__
-        for target in self.targets:
-            try:
-                target.on_next(value)
-            except Exception as exc:
-                self._detach(target, exc)
-
-    def _end(self, method: str, *args: Any) -> None:
-        self.finished = True
-        for target in self.targets:
-            try:
-                getattr(target, method)(*args)
-            except Exception as exc:
-                if not (args and exc is args[0]):  # re-raising the error it got: not a failure
-                    self._detach(target, exc)
-        if self.done is not None:
-            self.done.set()
-
-    def on_error(self, error: Exception) -> None:
-        if self.finished:
-            return
-        if isinstance(error, StreamflowError):
-            error.with_partial(self.message)
-        self.error = error
-        self._end("on_error", error)
-
-    def on_completed(self) -> None:
-        if not self.finished:
-            self._end("on_completed")
-
-    @property
-    def message(self) -> Message:
-        """The message so far: the lent decoder's, else assembled here."""
-        return self.decoder.partial if self.decoder is not None else self.assembler.message
-
-    def adopt(self, decoder: StreamDecoder) -> None:
-        """Use the lent decoder's own assembled state (one assembly per stream, not two).
-
-        Only before the first event of an attempt: a retry re-subscribes the pipeline,
-        which lends its new decoder; a pipeline some sink runs once events flow (a task
-        that inherited run's context) is not this stream's and is ignored. So is any
-        decoder upstream of the front's own (:meth:`adopt_front`).
-        """
-        if not self.seen and not self.front:
-            self.decoder = decoder
-
-    def adopt_front(self, decoder: StreamDecoder) -> None:
-        """The decoder of run()'s front (a byte source, or the ``pipeline()`` run was
-        given): this stream's for sure, so it emits here directly (this observer
-        ignores what comes after its end, as the hop it skips would)."""
-        self.front = True
-        self.decoder = decoder
-        decoder.emit = self.on_next
-
-    def result(self) -> Message:
-        """The message, or the error the module doc describes."""
-        for feeder in self.feeders:
-            if feeder.failure is not None:
-                self.failures.append((feeder.sink, feeder.failure))
-        message = self.message
-        error = self.error or (self.converted.error if self.converted else None)
-        if error is None and not message.complete and self.foreign and not message.items:
-            raise _not_an_event(self.foreign)
-        if error is None and not message.complete:
-            error = CancelledStreamError("the stream completed before its stop event "
-                                         "(an operator such as take() ended it)", partial=message)
-        if error is not None:
-            if self.failures:
-                error.sink_errors = list(self.failures)  # type: ignore[attr-defined]
-            raise error
-        if self.failures:
-            raise SinkError(self.failures, partial=message)
-        return message
-
-
-def _not_an_event(name: str) -> TypeError:
-    """The error for a stream of items run() cannot assemble (Blocks, strings...)."""
-    hint = (": run() assembles the message from UniEvents -- pass the UniEvent stream and "
-            "apply group_by_block() inside a sink (see examples/per_block_ui.py)"
-            if name == "Block" else "")
-    return TypeError(f"run() takes a source of bytes or UniEvents; it got {name} items "
-                     f"and no UniEvent{hint}")
-
-
 def _front(source: Any, dialect: str, framing: str | None, limits: Limits | None,
-           options: dict[str, Any], fan: _FanOut) -> Observable[Any]:
+           options: dict[str, Any], fan: FanOut) -> Observable[Any]:
     source = as_source(source)
     if isinstance(source, DecodedObservable):  # a pipeline(): its decoder emits to the fan
         return source.lent_to(fan.adopt_front)
@@ -279,7 +131,7 @@ async def run(source: Any, *sinks: Any, dialect: str = "auto",
     (``.partial`` attached), ``SinkError`` when a sink raised, or ``CancelledStreamError``
     when the stream ended before its stop event (see the module doc).
     """
-    fan = _FanOut(sinks)
+    fan = FanOut(sinks)
     fan.done = anyio.Event()
     async with scope(limits) as owner:
         for feeder in fan.feeders:
@@ -318,7 +170,7 @@ def run_sync(source: Any, *sinks: Any, dialect: str = "auto",
     """
     if any(isinstance(s, AsyncSink) for s in sinks):
         raise TypeError("AsyncSink needs an event loop: use `await streamflow.run(...)`")
-    fan = _FanOut(sinks)
+    fan = FanOut(sinks)
     with lending(fan.adopt):
         _front(source, dialect, framing, limits, options, fan).subscribe(fan)
     if not fan.finished:

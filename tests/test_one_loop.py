@@ -193,16 +193,16 @@ def test_nothing_raises_after_stop_and_what_follows_is_counted() -> None:
 def test_run_sync_handed_a_pipelines_events_does_not_assemble_them_again(
         monkeypatch: Any) -> None:
     """Item 15: the pipeline lends run_sync its decoder, whose emitter already assembles."""
-    import streamflow.runtime as runtime
+    import streamflow.fanout as fanout
 
     fed: list[Any] = []
 
-    class Counting(runtime.Assembler):  # type: ignore[misc,name-defined]
+    class Counting(fanout.Assembler):  # type: ignore[misc,name-defined]
         def feed(self, event: UniEvent) -> None:
             fed.append(event)
             super().feed(event)
 
-    monkeypatch.setattr(runtime, "Assembler", Counting)
+    monkeypatch.setattr(fanout, "Assembler", Counting)
     body = BODIES.body_for("anthropic")
     message = run_sync(from_iterable([body]).pipe(pipeline("anthropic")), lambda _: None)
     assert message.complete and message.text == BODIES.EXPECTED_TEXT

@@ -10,8 +10,8 @@ from pathlib import Path
 import streamflow
 
 PACKAGE = Path(streamflow.__file__).parent
-EDGE = ("operators", "sources", "sinks", "cli", "runtime", "demo", "faults", "server", "agent",
-        "gateway", "streaming", "web")
+EDGE = ("operators", "sources", "sinks", "cli", "runtime", "fanout", "demo", "faults", "server",
+        "agent", "gateway", "streaming", "web")
 FORBIDDEN = ("reactivex", "anyio", "httpx", "rich", "trio", "asyncio")
 
 

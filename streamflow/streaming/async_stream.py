@@ -30,9 +30,10 @@ from reactivex import abc
 from ..decoder import lending
 from ..errors import CancelledStreamError
 from ..events import UniEvent
+from ..fanout import FanOut
 from ..limits import Limits
 from ..message import Message
-from ..runtime import _FanOut, _front
+from ..runtime import _front
 from ..sources.bridge import scope
 from ..sources.coerce import as_source
 from .channel import Channel
@@ -52,7 +53,7 @@ class Stream:
                  framing: str | None = None, limits: Limits | None = None,
                  buffer: int = 256, options: dict[str, Any] | None = None) -> None:
         self._source = as_source(source, caller="stream()")
-        self._fan = _FanOut(sinks)
+        self._fan = FanOut(sinks)
         self._channel = Channel(buffer, self._decoder_last_id)
         self._fan.targets.append(self._channel)
         self._dialect, self._framing, self._limits = dialect, framing, limits

@@ -30,9 +30,10 @@ from reactivex import Observable
 from ..decoder import StreamDecoder, lending
 from ..errors import CancelledStreamError, StreamflowError
 from ..events import ContentItem, TextItem, UniEvent
+from ..fanout import FanOut
 from ..limits import Limits
 from ..message import Message
-from ..runtime import _FanOut, _front
+from ..runtime import _front
 from ..sinks.base import AsyncSink
 from ..sources.coerce import as_source
 from ..sources.iterables import SyncSource
@@ -49,7 +50,7 @@ class SyncStream:
         if any(isinstance(s, AsyncSink) for s in sinks):
             raise TypeError("an AsyncSink needs an event loop: use `streamflow.stream(...)`")
         self._source: Observable[Any] = as_source(source, caller="stream_sync()")
-        self._fan = _FanOut(sinks)
+        self._fan = FanOut(sinks)
         self._pending: deque[tuple[UniEvent, str | None]] = deque()
         self._dialect, self._framing, self._limits = dialect, framing, limits
         self._options = options or {}

@@ -1,0 +1,169 @@
+"""``run()``'s fan-out: the one observer of the upstream, feeding every sink in order.
+
+It assembles the message (or reads the one the lent decoder assembles), detaches a sink
+that raised, and turns the stream's end into ``run()``'s outcome (:meth:`FanOut.result`,
+rules in :mod:`streamflow.runtime`). ``stream()``/``stream_sync()`` build one too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from reactivex import abc
+
+from .decoder import StreamDecoder
+from .errors import CancelledStreamError, StreamflowError
+from .events import UniEvent
+from .message import Assembler, Message
+from .outcome import StreamFailure, StreamRestart
+from .sinks.base import AsyncSink, AsyncSinkFeeder, SinkError
+
+__all__ = ["FanOut", "not_an_event"]
+
+
+class _Callable:
+    """A plain callable used as a sink: ``on_next`` only."""
+
+    def __init__(self, fn: Any) -> None:
+        self.on_next = fn
+        self.sink = fn
+
+    def on_error(self, error: Exception) -> None:
+        """Ignored."""
+
+    def on_completed(self) -> None:
+        """Ignored."""
+
+
+class FanOut(abc.ObserverBase[Any]):
+    """The one observer of the upstream: assembles the message and feeds every sink."""
+
+    def __init__(self, sinks: tuple[Any, ...]) -> None:
+        self.assembler = Assembler()
+        self.decoder: StreamDecoder | None = None  # lent by the pipeline run() subscribes
+        self.feeders: list[AsyncSinkFeeder] = []
+        self.targets: list[Any] = []
+        for sink in sinks:
+            if isinstance(sink, AsyncSink):
+                feeder = AsyncSinkFeeder(sink)
+                self.feeders.append(feeder)
+                self.targets.append(feeder)
+            elif hasattr(sink, "on_next"):
+                self.targets.append(sink)
+            elif callable(sink):
+                self.targets.append(_Callable(sink))
+            else:
+                raise TypeError(f"not a sink: {sink!r}")
+        self.failures: list[tuple[Any, BaseException]] = []
+        self.error: Exception | None = None
+        self.converted: StreamFailure | None = None
+        self.finished = False
+        self.seen = False  # a UniEvent of the current attempt went by
+        self.foreign: str | None = None  # the type of the first item that is no UniEvent
+        self.done: anyio.Event | None = None
+        self.front = False  # the decoder is run()'s front's own (it emits straight here)
+
+    def _detach(self, target: Any, exc: BaseException) -> None:
+        self.targets = [t for t in self.targets if t is not target]
+        if isinstance(target, AsyncSinkFeeder):
+            target.detach(exc)
+        else:
+            self.failures.append((getattr(target, "sink", target), exc))
+
+    def on_next(self, value: Any) -> None:
+        if self.finished:
+            return
+        if type(value) is UniEvent:
+            self.seen = True
+            if self.decoder is None:  # else the decoder's emitter already assembles
+                self.assembler.feed(value)
+        elif isinstance(value, StreamRestart):
+            self.assembler = Assembler()
+            self.decoder = None  # the restarted stream is assembled here (or lent again)
+            self.seen = False
+        elif isinstance(value, StreamFailure):
+            self.converted = value
+        elif self.foreign is None:  # a Block of group_by_block()...: sinks may want it
+            self.foreign = type(value).__name__
+        for target in self.targets:
+            try:
+                target.on_next(value)
+            except Exception as exc:
+                self._detach(target, exc)
+
+    def _end(self, method: str, *args: Any) -> None:
+        self.finished = True
+        for target in self.targets:
+            try:
+                getattr(target, method)(*args)
+            except Exception as exc:
+                if not (args and exc is args[0]):  # re-raising the error it got: not a failure
+                    self._detach(target, exc)
+        if self.done is not None:
+            self.done.set()
+
+    def on_error(self, error: Exception) -> None:
+        if self.finished:
+            return
+        if isinstance(error, StreamflowError):
+            error.with_partial(self.message)
+        self.error = error
+        self._end("on_error", error)
+
+    def on_completed(self) -> None:
+        if not self.finished:
+            self._end("on_completed")
+
+    @property
+    def message(self) -> Message:
+        """The message so far: the lent decoder's, else assembled here."""
+        return self.decoder.partial if self.decoder is not None else self.assembler.message
+
+    def adopt(self, decoder: StreamDecoder) -> None:
+        """Use the lent decoder's own assembled state (one assembly per stream, not two).
+
+        Only before the first event of an attempt: a retry re-subscribes the pipeline,
+        which lends its new decoder; a pipeline some sink runs once events flow (a task
+        that inherited run's context) is not this stream's and is ignored. So is any
+        decoder upstream of the front's own (:meth:`adopt_front`).
+        """
+        if not self.seen and not self.front:
+            self.decoder = decoder
+
+    def adopt_front(self, decoder: StreamDecoder) -> None:
+        """The decoder of run()'s front (a byte source, or the ``pipeline()`` run was
+        given): this stream's for sure, so it emits here directly (this observer
+        ignores what comes after its end, as the hop it skips would)."""
+        self.front = True
+        self.decoder = decoder
+        decoder.emit = self.on_next
+
+    def result(self) -> Message:
+        """The message, or the error the module doc describes."""
+        for feeder in self.feeders:
+            if feeder.failure is not None:
+                self.failures.append((feeder.sink, feeder.failure))
+        message = self.message
+        error = self.error or (self.converted.error if self.converted else None)
+        if error is None and not message.complete and self.foreign and not message.items:
+            raise not_an_event(self.foreign)
+        if error is None and not message.complete:
+            error = CancelledStreamError("the stream completed before its stop event "
+                                         "(an operator such as take() ended it)", partial=message)
+        if error is not None:
+            if self.failures:
+                error.sink_errors = list(self.failures)  # type: ignore[attr-defined]
+            raise error
+        if self.failures:
+            raise SinkError(self.failures, partial=message)
+        return message
+
+
+def not_an_event(name: str) -> TypeError:
+    """The error for a stream of items run() cannot assemble (Blocks, strings...)."""
+    hint = (": run() assembles the message from UniEvents -- pass the UniEvent stream and "
+            "apply group_by_block() inside a sink (see examples/per_block_ui.py)"
+            if name == "Block" else "")
+    return TypeError(f"run() takes a source of bytes or UniEvents; it got {name} items "
+                     f"and no UniEvent{hint}")

@@ -187,7 +187,7 @@ class Decoder(ABC, Generic[F]):
 
     def feed(self, frame: F) -> list[UniEvent]:
         """Decode one frame into zero or more UniEvents, stamped with the clock's time now."""
-        self.emitter.now = self._clock()
+        self.tick()
         return self.feed_at(frame)
 
     def tick(self) -> None:

@@ -47,8 +47,10 @@ COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.dialects.openai_chat.decode",
     "streamflow.dialects.openai_chat.parts",
     "streamflow.dialects.openai_chat.tails",
+    "streamflow.fanout",
 )
-"""The hot path: framing, events, the emitter and assembler, the decode loop, two dialects."""
+"""The hot path: framing, events, the emitter and assembler, the decode loop, two dialects,
+and ``run()``'s fan-out."""
 
 MANIFEST = "_compiled.json"
 """The build record beside this file: ``{"modules": {name: sha256 of its .py}, ...}``."""

@@ -3,16 +3,20 @@
 It assembles the message (or reads the one the lent decoder assembles), detaches a sink
 that raised, and turns the stream's end into ``run()``'s outcome (:meth:`FanOut.result`,
 rules in :mod:`streamflow.runtime`). ``stream()``/``stream_sync()`` build one too.
+
+Compiled in the compiled build (every event of ``run()`` passes here): a plain class
+registered as a reactivex observer, calling each sink's bound ``on_next`` it keeps.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import anyio
-from reactivex import abc
+from reactivex import Observable, abc
 
-from .decoder import StreamDecoder
+from .decoder import StreamDecoder, lending
 from .errors import CancelledStreamError, StreamflowError
 from .events import UniEvent
 from .message import Assembler, Message
@@ -36,7 +40,7 @@ class _Callable:
         """Ignored."""
 
 
-class FanOut(abc.ObserverBase[Any]):
+class FanOut:
     """The one observer of the upstream: assembles the message and feeds every sink."""
 
     def __init__(self, sinks: tuple[Any, ...]) -> None:
@@ -44,15 +48,16 @@ class FanOut(abc.ObserverBase[Any]):
         self.decoder: StreamDecoder | None = None  # lent by the pipeline run() subscribes
         self.feeders: list[AsyncSinkFeeder] = []
         self.targets: list[Any] = []
+        self.nexts: list[Callable[[Any], object]] = []  # each target's on_next, bound once
         for sink in sinks:
             if isinstance(sink, AsyncSink):
                 feeder = AsyncSinkFeeder(sink)
                 self.feeders.append(feeder)
-                self.targets.append(feeder)
+                self.add(feeder)
             elif hasattr(sink, "on_next"):
-                self.targets.append(sink)
+                self.add(sink)
             elif callable(sink):
-                self.targets.append(_Callable(sink))
+                self.add(_Callable(sink))
             else:
                 raise TypeError(f"not a sink: {sink!r}")
         self.failures: list[tuple[Any, BaseException]] = []
@@ -64,8 +69,15 @@ class FanOut(abc.ObserverBase[Any]):
         self.done: anyio.Event | None = None
         self.front = False  # the decoder is run()'s front's own (it emits straight here)
 
+    def add(self, target: Any) -> None:
+        """Feed ``target`` (an observer) too, after the others."""
+        self.targets.append(target)
+        self.nexts.append(target.on_next)
+
     def _detach(self, target: Any, exc: BaseException) -> None:
-        self.targets = [t for t in self.targets if t is not target]
+        kept = [i for i, t in enumerate(self.targets) if t is not target]
+        self.targets = [self.targets[i] for i in kept]
+        self.nexts = [self.nexts[i] for i in kept]
         if isinstance(target, AsyncSinkFeeder):
             target.detach(exc)
         else:
@@ -86,11 +98,12 @@ class FanOut(abc.ObserverBase[Any]):
             self.converted = value
         elif self.foreign is None:  # a Block of group_by_block()...: sinks may want it
             self.foreign = type(value).__name__
-        for target in self.targets:
+        targets, nexts = self.targets, self.nexts  # a detach replaces both lists
+        for i in range(len(nexts)):
             try:
-                target.on_next(value)
+                nexts[i](value)
             except Exception as exc:
-                self._detach(target, exc)
+                self._detach(targets[i], exc)
 
     def _end(self, method: str, *args: Any) -> None:
         self.finished = True
@@ -131,6 +144,11 @@ class FanOut(abc.ObserverBase[Any]):
         if not self.seen and not self.front:
             self.decoder = decoder
 
+    def subscribe_to(self, source: Observable[Any]) -> abc.DisposableBase:
+        """Subscribe to ``source`` (run's front), adopting what a pipeline in it lends."""
+        with lending(self.adopt):
+            return source.subscribe(cast(abc.ObserverBase[Any], self))
+
     def adopt_front(self, decoder: StreamDecoder) -> None:
         """The decoder of run()'s front (a byte source, or the ``pipeline()`` run was
         given): this stream's for sure, so it emits here directly (this observer
@@ -158,6 +176,9 @@ class FanOut(abc.ObserverBase[Any]):
         if self.failures:
             raise SinkError(self.failures, partial=message)
         return message
+
+
+abc.ObserverBase.register(FanOut)  # an observer to reactivex (a compiled class has no ABC base)
 
 
 def not_an_event(name: str) -> TypeError:

@@ -37,7 +37,7 @@ from typing import Any
 import anyio
 from reactivex import Observable, abc
 
-from .decoder import StreamDecoder, lending
+from .decoder import StreamDecoder
 from .errors import CancelledStreamError
 from .fanout import FanOut
 from .limits import Limits
@@ -138,8 +138,7 @@ async def run(source: Any, *sinks: Any, dialect: str = "auto",
             owner.pressure.append(feeder)
             owner.task_group.start_soon(feeder.consume,
                                         name=f"streamflow-sink:{type(feeder.sink).__name__}")
-        with lending(fan.adopt):
-            subscription = _front(source, dialect, framing, limits, options, fan).subscribe(fan)
+        subscription = fan.subscribe_to(_front(source, dialect, framing, limits, options, fan))
         try:
             await fan.done.wait()
         except BaseException:
@@ -171,8 +170,7 @@ def run_sync(source: Any, *sinks: Any, dialect: str = "auto",
     if any(isinstance(s, AsyncSink) for s in sinks):
         raise TypeError("AsyncSink needs an event loop: use `await streamflow.run(...)`")
     fan = FanOut(sinks)
-    with lending(fan.adopt):
-        _front(source, dialect, framing, limits, options, fan).subscribe(fan)
+    fan.subscribe_to(_front(source, dialect, framing, limits, options, fan))
     if not fan.finished:
         raise RuntimeError("the source did not finish synchronously: use `await run(...)`")
     return fan.result()

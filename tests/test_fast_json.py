@@ -22,7 +22,8 @@ from pydantic_core import from_json
 import streamflow
 from streamflow import ProtocolError, assemble
 from streamflow.dialects import base
-from streamflow.dialects.base import load_json, parse_payload
+from streamflow.dialects.base import load_frame, load_json, parse_frame, parse_payload
+from streamflow.framing import ServerSentEvent, SSEParser
 
 BIG = 2**64 + 1
 AS_IMPORTED = base.FAST_JSON
@@ -58,12 +59,35 @@ def test_any_payload_parses_as_from_json_parses_it(value: Any) -> None:
     assert same(parse_payload(text), from_json(text))
 
 
+@given(values)
+def test_an_sse_frame_parses_from_its_bytes_as_from_json_parses_its_text(value: Any) -> None:
+    raw = json.dumps(value, allow_nan=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    (frame,) = SSEParser().feed(b"data: " + raw + b"\n\n")
+    assert same(parse_frame(frame), from_json(frame.data))
+
+
+@pytest.mark.parametrize("raw", [b'{"a":"\xff"}', b'{"a":"\xed\xa0\x80 x"}', b'["\xe2\x82"]',
+                                 b'{"a":"\xf0\x9f\x99\x82"}'])
+def test_invalid_utf8_in_a_frame_reads_as_replacement_characters(raw: bytes) -> None:
+    """orjson refuses invalid UTF-8 bytes; the frame's text (U+FFFD) is read instead."""
+    frame = ServerSentEvent(raw=raw)
+    assert parse_frame(frame) == from_json(raw.decode("utf-8", "replace"))
+
+
+def test_a_malformed_frame_is_a_protocol_error_keeping_its_text() -> None:
+    with pytest.raises(ProtocolError) as info:
+        load_frame(ServerSentEvent(raw=b'{"a": \xff'), "test event")
+    assert "malformed JSON in test event" in str(info.value)
+    assert info.value.raw == '{"a": \ufffd'
+
+
 @pytest.mark.parametrize("text", [
     f'{{"a": {BIG}}}', f"[{-BIG}]", '{"x": [1, {"y": 18446744073709551616}]}',
     '{"a": NaN}', "[Infinity, -Infinity]", "[1e400]", '{"d": -0.0}',
 ])
 def test_the_cases_where_orjson_differs_fall_back(text: str) -> None:
     assert same(parse_payload(text), from_json(text))
+    assert same(parse_frame(ServerSentEvent(raw=text.encode())), from_json(text))
 
 
 @pytest.mark.parametrize("depth", [150, 199, 201, 250, 600, 1100])

@@ -190,24 +190,23 @@ def test_nothing_raises_after_stop_and_what_follows_is_counted() -> None:
             check_all_agree([body, tail], dialect)
 
 
-def test_run_sync_handed_a_pipelines_events_does_not_assemble_them_again(
-        monkeypatch: Any) -> None:
-    """Item 15: the pipeline lends run_sync its decoder, whose emitter already assembles."""
-    import streamflow.fanout as fanout
+def test_run_sync_handed_a_pipelines_events_does_not_assemble_them_again() -> None:
+    """Item 15: the pipeline lends run's fan-out its decoder, whose emitter already assembles."""
+    from streamflow.fanout import FanOut
+    from streamflow.runtime import _front
 
-    fed: list[Any] = []
+    def run_fan(source: Any) -> FanOut:  # what run_sync does, keeping the fan-out to look at
+        fan = FanOut((lambda _: None,))
+        fan.subscribe_to(_front(source, "auto", None, None, {}, fan))
+        return fan
 
-    class Counting(fanout.Assembler):  # type: ignore[misc,name-defined]
-        def feed(self, event: UniEvent) -> None:
-            fed.append(event)
-            super().feed(event)
-
-    monkeypatch.setattr(fanout, "Assembler", Counting)
     body = BODIES.body_for("anthropic")
-    message = run_sync(from_iterable([body]).pipe(pipeline("anthropic")), lambda _: None)
+    fan = run_fan(from_iterable([body]).pipe(pipeline("anthropic")))
+    message = fan.result()
     assert message.complete and message.text == BODIES.EXPECTED_TEXT
-    assert fed == []
-    # a stream of UniEvents from elsewhere is still assembled by run_sync itself
+    assert fan.decoder is not None and fan.assembler.message.items == []  # never fed
+    # a stream of UniEvents from elsewhere is still assembled by the fan-out itself
     events = StreamDecoder("anthropic").feed(body)
-    again = run_sync(reactivex.from_iterable(events), lambda _: None)
-    assert again.text == BODIES.EXPECTED_TEXT and len(fed) == len(events)
+    fan = run_fan(reactivex.from_iterable(events))
+    assert fan.decoder is None and fan.result().text == BODIES.EXPECTED_TEXT
+    assert fan.assembler.message.text == BODIES.EXPECTED_TEXT

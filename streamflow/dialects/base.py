@@ -29,6 +29,7 @@ from pydantic_core import from_json
 from .._build import is_compiled
 from ..errors import IncompleteStreamError, ProtocolError, StreamflowError
 from ..events import JSONDict, UniEvent
+from ..framing.sse import ServerSentEvent
 from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Message
 from .emitter import Emitter, merge_provider
@@ -36,7 +37,7 @@ from .emitter import Emitter, merge_provider
 ErrorFields = tuple[str | None, str | None, str | None]
 
 __all__ = ["FAST_JSON", "Decoder", "Emitter", "ErrorFields", "expect_obj", "expect_str",
-           "load_json", "merge_provider", "now_ms", "parse_payload"]
+           "load_frame", "load_json", "merge_provider", "now_ms", "parse_frame", "parse_payload"]
 
 try:  # the optional ``fast`` extra, used by the compiled build only: in pure Python the
     # check that orjson read what from_json reads costs more than orjson saves
@@ -82,25 +83,46 @@ def _small(f: float) -> bool:
     return -_BIG < f < _BIG
 
 
+class _Differs:
+    """The mark of a payload orjson may read otherwise than ``from_json``."""
+
+
+_DIFFERS: Final = _Differs()
+
+
+def _fast(data: str | bytes) -> Any:
+    """orjson's reading of ``data``, or ``_DIFFERS`` where ``from_json`` must decide:
+    malformed, NaN/Infinity, invalid UTF-8 bytes, 1024 deep, integers past 64 bits."""
+    try:
+        value = FAST_JSON(data)
+    except ValueError:
+        return _DIFFERS
+    t = type(value)
+    if t is dict:
+        return value if _exact(value, 1) else _DIFFERS
+    if t is list:
+        return value if _exact_list(value, 1) else _DIFFERS
+    return value if t is not float or _small(value) else _DIFFERS
+
+
 def parse_payload(data: str | bytes) -> Any:
     """``pydantic_core.from_json(data)``, through orjson when the ``fast`` extra is installed
     and it reads the same values (else ``from_json`` decides); ``ValueError`` if malformed."""
-    fast = FAST_JSON
-    if fast is not None:
-        try:
-            value = fast(data)
-        except ValueError:  # NaN, Infinity, 1e400, lone surrogates, 1024 deep: from_json decides
-            return from_json(data)
-        t = type(value)
-        if t is dict:
-            if _exact(value, 1):
-                return value
-        elif t is list:
-            if _exact_list(value, 1):
-                return value
-        elif t is not float or _small(value):
+    if FAST_JSON is not None:
+        value = _fast(data)
+        if value is not _DIFFERS:
             return value
     return from_json(data)
+
+
+def parse_frame(frame: ServerSentEvent) -> Any:
+    """:func:`parse_payload` of an SSE frame's data: orjson reads its bytes as they came
+    (no decode), ``from_json`` its text (invalid UTF-8 read as U+FFFD) otherwise."""
+    if FAST_JSON is not None:
+        value = _fast(frame.raw)
+        if value is not _DIFFERS:
+            return value
+    return from_json(frame.data)
 
 
 def load_json(data: str | bytes, what: str = "event") -> Any:
@@ -109,6 +131,14 @@ def load_json(data: str | bytes, what: str = "event") -> Any:
         return parse_payload(data)
     except ValueError as exc:
         raise ProtocolError(f"malformed JSON in {what}: {exc}", raw=data) from None
+
+
+def load_frame(frame: ServerSentEvent, what: str = "event") -> Any:
+    """:func:`load_json` of an SSE frame's data (read by :func:`parse_frame`)."""
+    try:
+        return parse_frame(frame)
+    except ValueError as exc:
+        raise ProtocolError(f"malformed JSON in {what}: {exc}", raw=frame.data) from None
 
 
 def expect_str(value: Any, what: str) -> str:

@@ -1,6 +1,6 @@
 """What the line-based framers (SSE, NDJSON) share: opening, the sticky error, the limit rule.
 
-A subclass implements :meth:`LineFramer._parse` (text in, frames appended to
+A subclass implements :meth:`LineFramer._parse` (bytes or text in, frames appended to
 ``out``) and :meth:`LineFramer._drop` (free the unfinished frame). This base gives
 them one behaviour: ``feed`` after ``close`` is a ``ValueError`` (a bug of the
 caller); a :class:`~streamflow.errors.LimitExceededError` is sticky, and when
@@ -36,8 +36,9 @@ class LineFramer:
         if self.closed:
             raise ValueError(f"{type(self).__name__}.feed() after close()")
 
-    def _run(self, text: str, final: bool = False) -> list[Any]:
-        """Parse ``text``; a limit error after complete frames is raised on the next call."""
+    def _run(self, text: Any, final: bool = False) -> list[Any]:
+        """Parse ``text`` (bytes or str: what the subclass reads); a limit error after
+        complete frames is raised on the next call."""
         out: list[Any] = []
         try:
             self._parse(text, final, out)
@@ -48,7 +49,7 @@ class LineFramer:
                 raise
         return out
 
-    def _parse(self, text: str, final: bool, out: list[Any]) -> None:
+    def _parse(self, text: Any, final: bool, out: list[Any]) -> None:
         raise NotImplementedError
 
     def _drop(self) -> None:

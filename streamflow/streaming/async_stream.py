@@ -27,7 +27,6 @@ from typing import Any
 import anyio
 from reactivex import abc
 
-from ..decoder import lending
 from ..errors import CancelledStreamError
 from ..events import UniEvent
 from ..fanout import FanOut
@@ -55,7 +54,7 @@ class Stream:
         self._source = as_source(source, caller="stream()")
         self._fan = FanOut(sinks)
         self._channel = Channel(buffer, self._decoder_last_id)
-        self._fan.targets.append(self._channel)
+        self._fan.add(self._channel)
         self._dialect, self._framing, self._limits = dialect, framing, limits
         self._options = options or {}
         self._stack: AsyncExitStack | None = None
@@ -83,8 +82,7 @@ class Stream:
                                             name=f"streamflow-sink:{type(feeder.sink).__name__}")
             front = _front(self._source, self._dialect, self._framing, self._limits,
                            self._options, self._fan)
-            with lending(self._fan.adopt):  # run() reads the message its decoder assembles
-                self._subscription = front.subscribe(self._fan)
+            self._subscription = self._fan.subscribe_to(front)  # reads its decoder's message
         except BaseException as exc:
             await stack.__aexit__(type(exc), exc, exc.__traceback__)
             raise

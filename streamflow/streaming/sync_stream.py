@@ -27,7 +27,7 @@ from typing import Any
 
 from reactivex import Observable
 
-from ..decoder import StreamDecoder, lending
+from ..decoder import StreamDecoder
 from ..errors import CancelledStreamError, StreamflowError
 from ..events import ContentItem, TextItem, UniEvent
 from ..fanout import FanOut
@@ -79,10 +79,9 @@ class SyncStream:
             self._fan.adopt(self._decoder)
         else:  # any other observable: run it to its end now (it must be synchronous)
             collected: list[Any] = []
-            self._fan.targets.append(_Collect(collected))
-            with lending(self._fan.adopt):
-                _front(source, self._dialect, self._framing, self._limits, self._options,
-                       self._fan).subscribe(self._fan)
+            self._fan.add(_Collect(collected))
+            self._fan.subscribe_to(_front(source, self._dialect, self._framing, self._limits,
+                                          self._options, self._fan))
             if not self._fan.finished:
                 raise TypeError("stream_sync() got an asynchronous source: use "
                                 "`async with streamflow.stream(...)`")

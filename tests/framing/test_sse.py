@@ -170,6 +170,23 @@ def test_feed_returns_events_as_soon_as_they_complete() -> None:
     assert p.close() == [] and not p.incomplete
 
 
+def test_an_event_keeps_its_data_bytes_as_received_and_decodes_them_on_demand() -> None:
+    body = b"data: caf\xc3\xa9 \xff\ndata: x\n\n"
+    (event,) = SSEParser().feed(body)
+    assert event.raw == b"caf\xc3\xa9 \xff\nx"  # the bytes, invalid ones too
+    assert event.data == "caf\u00e9 \ufffd\nx"
+    assert event == ServerSentEvent("caf\u00e9 \ufffd\nx") == ServerSentEvent(raw=event.raw)
+    assert repr(event) == (f"ServerSentEvent(data={event.data!r}, event='message', id=None, "
+                           "retry=None)")
+
+
+def test_an_event_built_from_text_gives_its_utf8_bytes() -> None:
+    assert ServerSentEvent("上 🙂", "e").raw == "上 🙂".encode()
+    assert ServerSentEvent(raw=b"a", event="e") != ServerSentEvent("a")  # the event differs
+    with pytest.raises(TypeError):
+        ServerSentEvent()
+
+
 def test_close_is_idempotent_and_feed_after_close_is_refused() -> None:
     p = SSEParser()
     p.feed(b"data: a\n\ndata: b")

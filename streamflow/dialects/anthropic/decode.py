@@ -55,7 +55,7 @@ from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ...limits import Limits
-from ..base import Decoder, ErrorFields, expect_obj, expect_str, load_json
+from ..base import Decoder, ErrorFields, expect_obj, expect_str, load_frame
 from ..wire_values import token_count
 from . import wire
 from .blocks import BlockMapper
@@ -153,7 +153,7 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
 
     def handle(self, frame: ServerSentEvent) -> None:
         """Map one SSE event (its JSON ``type`` decides, not the ``event:`` line)."""
-        ev = load_json(frame.data, "anthropic event")
+        ev = load_frame(frame, "anthropic event")
         if type(ev) is not dict:
             raise ProtocolError("anthropic event is not a JSON object", raw=frame.data)
         kind = ev.get("type")

@@ -78,7 +78,7 @@ from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ...limits import Limits
 from ...message import Message
-from ..base import Decoder, Emitter, ErrorFields, load_json, parse_payload
+from ..base import Decoder, Emitter, ErrorFields, load_frame
 from ..wire_values import token_count
 from . import wire
 from .choice import ChoiceMapper
@@ -182,25 +182,21 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
 
     def handle(self, frame: ServerSentEvent) -> None:
         """Map one ``data:`` payload (a chunk or ``[DONE]``)."""
-        data = frame.data
         try:
-            if self._done or not data.startswith("{"):
-                stripped = data.strip()
+            if self._done or not frame.raw.startswith(b"{"):
+                stripped = frame.data.strip()
                 if self._done:
                     if stripped in ("[DONE]", ""):
                         return
-                    raise ProtocolError("openai-chat chunk after data: [DONE]", raw=data)
+                    raise ProtocolError("openai-chat chunk after data: [DONE]", raw=frame.data)
                 if stripped.startswith("[DONE]"):
                     self._end()
                     return
                 if not stripped:
                     return
-            try:
-                chunk = parse_payload(data)
-            except ValueError:
-                chunk = load_json(data, "openai-chat chunk")  # raises the ProtocolError
+            chunk = load_frame(frame, "openai-chat chunk")
             if type(chunk) is not dict:
-                raise ProtocolError("openai-chat chunk is not a JSON object", raw=data)
+                raise ProtocolError("openai-chat chunk is not a JSON object", raw=frame.data)
             error = chunk.get("error")
             if error is None:
                 # the envelope (id, model, created...) rarely changes: when the chunk
@@ -215,10 +211,10 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
                 self._envelope = None
             if choices:
                 if type(choices) is not list:
-                    raise ProtocolError("chunk choices is not a list", raw=data)
+                    raise ProtocolError("chunk choices is not a list", raw=frame.data)
                 for ch in choices:
                     if type(ch) is not dict:
-                        raise ProtocolError("a chunk choice is not an object", raw=data)
+                        raise ProtocolError("a chunk choice is not an object", raw=frame.data)
                     index = ch.get("index", 0)
                     if type(index) is not int:
                         raise ProtocolError(f"choice index must be an integer, got {index!r}")
@@ -230,7 +226,7 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
             usage = chunk.get("usage")
             if usage is not None:
                 if type(usage) is not dict:
-                    raise ProtocolError("chunk usage is not an object", raw=data)
+                    raise ProtocolError("chunk usage is not an object", raw=frame.data)
                 self._usage = usage
             if error is not None:
                 raise self._error(error, chunk)

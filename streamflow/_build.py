@@ -48,9 +48,10 @@ COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.dialects.openai_chat.parts",
     "streamflow.dialects.openai_chat.tails",
     "streamflow.fanout",
+    "streamflow.operators._base",
 )
 """The hot path: framing, events, the emitter and assembler, the decode loop, two dialects,
-and ``run()``'s fan-out."""
+``run()``'s fan-out and the operators' subscription guard."""
 
 MANIFEST = "_compiled.json"
 """The build record beside this file: ``{"modules": {name: sha256 of its .py}, ...}``."""

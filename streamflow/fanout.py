@@ -11,6 +11,7 @@ registered as a reactivex observer, calling each sink's bound ``on_next`` it kee
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import FunctionType
 from typing import Any, cast
 
 import anyio
@@ -30,7 +31,9 @@ class _Callable:
     """A plain callable used as a sink: ``on_next`` only."""
 
     def __init__(self, fn: Any) -> None:
-        self.on_next = fn
+        # an object with a Python __call__: its bound method, looked up once (not per call)
+        self.on_next = fn.__call__ if isinstance(type(fn).__dict__.get("__call__"),
+                                                 FunctionType) else fn
         self.sink = fn
 
     def on_error(self, error: Exception) -> None:

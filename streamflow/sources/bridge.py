@@ -163,6 +163,13 @@ class Source(Observable[bytes]):
         raise NoScopeError(f"{type(self).__name__} is asynchronous: subscribe it inside "
                            "`await streamflow.run(...)` or `async with streamflow.scope():`")
 
+    def subscribe_guarded(self, observer: Any,
+                          scheduler: abc.SchedulerBase | None = None) -> abc.DisposableBase:
+        """Subscribe an observer that guards itself (a streamflow operator's: it ignores
+        what comes after its end and has ``is_stopped``), with no reactivex observer
+        wrapped around it. The pushing starts as it does for ``subscribe``."""
+        return self._subscribe_core(observer, scheduler)
+
     def _subscribe_core(self, observer: abc.ObserverBase[bytes],
                         scheduler: abc.SchedulerBase | None = None) -> abc.DisposableBase:
         current = current_scope()

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import streamflow
 from streamflow import ProviderError, ToolCallArgumentParseError
+from streamflow.errors import NoScopeError
 from streamflow.operators import pipeline
 from streamflow.operators.pipeline import pipeline as pipeline_from_module
 from streamflow.sources import from_bytes, from_iterable
@@ -92,6 +93,31 @@ def test_an_error_stops_reading_the_source() -> None:
     _, errors, _ = collect(from_iterable(chunks).pipe(pipeline(), ops.take(1000)))
     assert isinstance(errors[0], ToolCallArgumentParseError)
     assert pulled < len(body) // 64 // 10
+
+
+def test_a_streamflow_source_and_a_reactivex_one_give_the_same_events_and_end() -> None:
+    """A streamflow source pushes to the operator's guard directly, any other observable
+    through reactivex's observer: the same events, one end, nothing after it."""
+    import reactivex
+
+    body = (DATA / "error_after_text.sse").read_bytes()
+    pieces = [body[i:i + 7] for i in range(0, len(body), 7)] + [TURN]  # more after the error
+    ours = collect(from_iterable(pieces).pipe(pipeline()))
+    theirs = collect(reactivex.from_iterable(pieces).pipe(pipeline()))
+    for events, errors, done in (ours, theirs):
+        assert [e.content_items[0].text for e in events] == ["Partial ", "answer"]
+        assert len(errors) == 1 and isinstance(errors[0], ProviderError) and done == []
+    assert [type(e) for e in ours[1]] == [type(e) for e in theirs[1]]
+
+
+def test_a_source_failing_to_subscribe_reaches_on_error_typed() -> None:
+    async def chunks() -> Any:
+        yield TURN
+
+    events, errors, done = collect(streamflow.sources.from_async_iterable(chunks)
+                                   .pipe(pipeline("anthropic")))
+    assert events == [] and done == []
+    assert len(errors) == 1 and isinstance(errors[0], NoScopeError)
 
 
 def test_unknown_dialect_fails_when_the_operator_is_built() -> None:

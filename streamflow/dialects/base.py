@@ -50,9 +50,12 @@ _MAX_DEPTH: Final = 190  # from_json refuses nesting past about 200; deeper is l
 _BIG: Final = 2.0**63  # orjson reads integers past 64 bits as floats at least this large
 
 
+_time_ns: Final = time.time_ns  # bound once (compiled: no module attribute lookup per read)
+
+
 def now_ms() -> int:
     """Unix time in milliseconds."""
-    return time.time_ns() // 1_000_000
+    return _time_ns() // 1_000_000
 
 
 def _exact(value: dict[str, Any], depth: int) -> bool:
@@ -222,7 +225,8 @@ class Decoder(ABC, Generic[F]):
 
     def tick(self) -> None:
         """Read the clock once: the events of the frames fed next by :meth:`feed_at` carry it."""
-        self.emitter.now = self._clock()
+        clock = self._clock
+        self.emitter.now = now_ms() if clock is now_ms else clock()  # the default: a native call
 
     def feed_at(self, frame: F) -> list[UniEvent]:
         """Decode one frame, its events stamped with the time of the last :meth:`tick`

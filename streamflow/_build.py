@@ -32,6 +32,7 @@ __all__ = ["COMPILED_MODULES", "MANIFEST", "describe", "guard", "is_compiled", "
 COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.events",
     "streamflow.grammar",
+    "streamflow.budget",
     "streamflow.partial_json",
     "streamflow.message",
     "streamflow.decoder",
@@ -50,8 +51,8 @@ COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.fanout",
     "streamflow.operators._base",
 )
-"""The hot path: framing, events, the emitter and assembler, the decode loop, two dialects,
-``run()``'s fan-out and the operators' subscription guard."""
+"""The hot path: framing, events, the budget, the emitter and assembler, the decode loop,
+two dialects, ``run()``'s fan-out and the operators' subscription guard."""
 
 MANIFEST = "_compiled.json"
 """The build record beside this file: ``{"modules": {name: sha256 of its .py}, ...}``."""

@@ -26,7 +26,7 @@ from .dialects.base import Decoder
 from .errors import IncompleteStreamError, ProtocolError, StreamflowError
 from .events import UniEvent
 from .framing import Frame, Framer, make_framer, sniff_framing
-from .framing.sse import ServerSentEvent
+from .framing.sse import ServerSentEvent, SSEParser
 from .limits import Limits
 from .message import Message
 
@@ -140,7 +140,11 @@ class StreamDecoder:
         out: list[UniEvent] = []
         framer = self.framer
         try:
-            self._decode(framer.feed(chunk) if framer is not None else self.frames(chunk), out)
+            if isinstance(framer, SSEParser):  # the common framing: a native call, compiled
+                self._decode(framer.feed(chunk), out)
+            else:
+                self._decode(framer.feed(chunk) if framer is not None else self.frames(chunk),
+                             out)
         except StreamflowError as exc:
             self._failed(exc, out)
         return out

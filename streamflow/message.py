@@ -26,6 +26,7 @@ from .events import (
     item_to_dict,
     join_fragments,
     kind_and_value,
+    kind_of,
     usage_to_dict,
 )
 from .grammar import IDLE, STOP, STOPPED, step, symbol
@@ -149,7 +150,7 @@ class Assembler:
     @property
     def open_kind(self) -> str | None:
         """The kind of the open group, if any."""
-        return self.open_item.kind if self.open_item is not None else None
+        return kind_of(self.open_item) if self.open_item is not None else None
 
     @property
     def provider(self) -> JSONDict:
@@ -189,7 +190,7 @@ class Assembler:
     def fragment(self, item: ContentItem, value: Any, created_at: int) -> None:
         """Take the ``K.delta`` ``item`` whose growing field is ``value`` (the writer's path)."""
         open_ = self.open_item
-        if open_ is not None and open_.kind == item.kind:  # the (OPEN, DELTA) self-loop
+        if open_ is not None and kind_of(open_) == kind_of(item):  # the (OPEN, DELTA) self-loop
             self.append_fragment(value)
             return
         self.state = step(self.state, symbol(item.kind, False, self.open_kind),

@@ -2,7 +2,7 @@
 
 It holds an :class:`~streamflow.message.Assembler` (the grammar of
 :mod:`streamflow.grammar`, and the partial message at any moment) and a
-:class:`~streamflow.limits.Budget` (the size and count limits). Its writing rules:
+:class:`~streamflow.budget.Budget` (the size and count limits). Its writing rules:
 one item per delta event, a fragment of another kind closes the open group (the
 grammar's :data:`~streamflow.grammar.WRITER_CLOSES`), ``.done`` items built from the
 first fragment with the growing field replaced by everything the fragments carried,
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..budget import Budget
 from ..errors import ProtocolError
 from ..events import (
     ContentItem,
@@ -25,9 +26,10 @@ from ..events import (
     Usage,
     join_fragments,
     kind_and_value,
+    kind_of,
 )
 from ..grammar import STOPPED
-from ..limits import DEFAULT_LIMITS, Budget, Limits
+from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Assembler, Message
 from ..partial_json import parse_arguments
 from ..urls import flag_provider
@@ -112,15 +114,14 @@ class Emitter:
         kind, value = kind_and_value(item)
         size = 8 * len(value) if kind == "embedding" else len(value)
         open_ = asm.open_item
-        if open_ is not None and open_.kind == kind:  # the grammar's (OPEN, DELTA) self-loop
+        if open_ is not None and kind_of(open_) == kind:  # the grammar's (OPEN, DELTA) self-loop
             # the per-token path: the Budget's counters updated in place; Budget.grow
             # is only called to raise the limit error
             budget = self.budget
             total = budget.size + size
             group = budget.group_size + size
-            limits = budget.limits
-            if total + budget.held > limits.max_message_bytes or (
-                    group > limits.max_tool_arguments_bytes and kind == "tool_call"):
+            if total + budget.held > budget.max_message_bytes or (
+                    group > budget.max_tool_arguments_bytes and kind == "tool_call"):
                 budget.grow(size, kind == "tool_call")
             budget.size = total
             budget.group_size = group

@@ -169,16 +169,17 @@ class SSEParser(LineFramer):
             self._cr = False
             if text[:1] == b"\n":
                 text = text[1:]
-        if b"\r" in text:
+        # find(), not ``in``: bytes.__contains__ first tries the operand as an integer,
+        # and builds (then drops) a TypeError doing so -- a cost on every chunk
+        if text.find(b"\r") >= 0:
             self._cr = text[-1:] == b"\r"
             text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        if b"\n" not in text:
-            if text:
-                self._pending.append(text)
-                self._pending_size += len(text)
-                self._check()
-            return
         lines = text.split(b"\n")
+        if len(lines) == 1:  # no line end: all of it is the unfinished line
+            self._pending.append(text)
+            self._pending_size += len(text)
+            self._check()
+            return
         if self._pending:
             self._pending.append(lines[0])
             lines[0] = b"".join(self._pending)
@@ -225,7 +226,7 @@ class SSEParser(LineFramer):
                 elif field == b"event":
                     event = value
                 elif field == b"id":
-                    if b"\x00" not in value:
+                    if value.find(b"\x00") < 0:
                         self._last_id = utf_8_decode(value, "replace", True)[0]
                 elif field == b"retry":
                     if value.isdigit():  # ASCII digits only, for bytes

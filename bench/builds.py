@@ -33,7 +33,7 @@ def measure_this_build(quick: bool, reps: int, sdk: bool) -> dict[str, Any]:
     from streamflow import _build
 
     from . import anchors, paths
-    from .measure import exponent, median_times
+    from .measure import exponent, interleaved_times
     from .workloads import anthropic_growth, anthropic_mixed, chunked, openai_growth, openai_mixed
 
     seed = 2024
@@ -56,7 +56,7 @@ def measure_this_build(quick: bool, reps: int, sdk: bool) -> dict[str, Any]:
                                chunks, d)
         for fn in fns.values():
             fn()  # warm up: imports and first calls
-        seconds, _ = median_times(fns, dict.fromkeys(fns, reps))
+        seconds, _ = interleaved_times(fns, dict.fromkeys(fns, reps), pick=min)
         out["mixed"][d] = seconds
     sizes = [1_000, 3_000, 10_000] if quick else [10_000, 100_000, 1_000_000]
     for d, make in (("anthropic", anthropic_growth), ("openai-chat", openai_growth)):
@@ -66,7 +66,7 @@ def measure_this_build(quick: bool, reps: int, sdk: bool) -> dict[str, Any]:
             chunks = chunked(make(size).body, seed)
             fns = {PIPE: partial(paths.pipeline, chunks, d),
                    NAIVE: partial(anchors.naive, chunks, d)}
-            seconds, _ = median_times(fns, dict.fromkeys(fns, min(reps, 3)))
+            seconds, _ = interleaved_times(fns, dict.fromkeys(fns, min(reps, 3)), pick=min)
             times.append(seconds[PIPE])
             ratio = seconds[PIPE] / seconds[NAIVE]
         mem = paths.peak_memory(chunked(make(sizes[-1]).body, seed), d)

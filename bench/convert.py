@@ -29,7 +29,7 @@ from typing import Any
 from streamflow import StreamDecoder, assemble
 from streamflow.dialects import get_encoder
 
-from .measure import median_times
+from .measure import interleaved_times
 from .workloads import Workload, anthropic_mixed, chunked, openai_mixed
 
 PAIRS = [("anthropic", "openai-chat"), ("openai-chat", "anthropic"),
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                 notes[name] = f"fails: {type(exc).__name__}: {str(exc)[:60]}"
                 continue
             paths[name] = fn
-        times, results = median_times(paths, {name: args.reps for name in paths})
+        times, results = interleaved_times(paths, {name: args.reps for name in paths})
         base = times["streamflow"]
         for name in ("streamflow", "llm-rosetta", "martian-linguafranca"):
             label = f"{source} -> {target} ({w.events} ev)" if name == "streamflow" else ""

@@ -12,7 +12,7 @@
   call order (same bytes give the same message) -- target within 2x.
 
 Every path is run once untimed first (imports, caches), then timed interleaved
-(:func:`bench.measure.median_times`).
+(:func:`bench.measure.interleaved_times`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from streamflow import Message, assemble
 from streamflow.operators import pipeline
 from streamflow.runtime import run_sync
 
-from .measure import median_times
+from .measure import interleaved_times
 from .workloads import anthropic_growth, anthropic_mixed, chunked, openai_mixed
 
 __all__ = ["arrivals_bodies", "run_core"]
@@ -106,7 +106,7 @@ def run_core(reps: int, seed: int, quick: bool = False) -> dict[str, Any]:
         }
         for fn in fns.values():
             fn()  # warm up every path before timing it
-        seconds, _ = median_times(fns, dict.fromkeys(fns, reps))
+        seconds, _ = interleaved_times(fns, dict.fromkeys(fns, reps), pick=min)
         out[d] = {"seconds": seconds, "events": w.events,
                   "reactive_vs_assemble": seconds[SUBSCRIBED] / seconds[ASSEMBLE],
                   "run_sync_extra_us_per_event":
@@ -122,7 +122,8 @@ def run_core(reps: int, seed: int, quick: bool = False) -> dict[str, Any]:
            "call order": lambda: assemble(ordered, "openai-chat")}
     for fn in fns.values():
         fn()
-    seconds, results = median_times(fns, dict.fromkeys(fns, max(1, min(reps, 3))))
+    seconds, results = interleaved_times(fns, dict.fromkeys(fns, max(1, min(reps, 3))),
+                                         pick=min)
     assert results["interleaved"].tool_calls == results["call order"].tool_calls
     out["arrivals"] = {"seconds": seconds, "bytes": len(interleaved),
                        "ratio": seconds["interleaved"] / seconds["call order"]}

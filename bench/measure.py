@@ -1,4 +1,4 @@
-"""Timing helpers: interleaved repetitions, medians, the log-log growth exponent, a profile.
+"""Timing helpers: interleaved repetitions, the log-log growth exponent, a profile.
 
 Times are CPU seconds of the benchmarking process (``time.process_time``): every path
 here runs synchronously in this thread (the SDK clients too, over ``MockTransport``),
@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["exponent", "median_times", "profile_top", "timed"]
+__all__ = ["exponent", "interleaved_times", "profile_top", "timed"]
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -30,11 +30,13 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.process_time() - start, result
 
 
-def median_times(paths: dict[str, Callable[[], Any]],
-                 reps: dict[str, int]) -> tuple[dict[str, float], dict[str, Any]]:
-    """The median CPU time of each path over its ``reps`` runs, repetitions interleaved.
+def interleaved_times(paths: dict[str, Callable[[], Any]], reps: dict[str, int],
+                      pick: Callable[[list[float]], float] = statistics.median,
+                      ) -> tuple[dict[str, float], dict[str, Any]]:
+    """Each path's CPU time over its ``reps`` runs, repetitions interleaved: ``pick`` of
+    them (the median by default; ``min`` for the main bench, as ``timeit`` takes it).
 
-    Returns the medians and each path's last result (for the caller to check).
+    Returns the picked times and each path's last result (for the caller to check).
     """
     times: dict[str, list[float]] = {name: [] for name in paths}
     results: dict[str, Any] = {}
@@ -43,7 +45,7 @@ def median_times(paths: dict[str, Callable[[], Any]],
             if round_ < reps[name]:
                 seconds, results[name] = timed(fn)
                 times[name].append(seconds)
-    return {name: statistics.median(values) for name, values in times.items()}, results
+    return {name: pick(values) for name, values in times.items()}, results
 
 
 def exponent(sizes: list[int], seconds: list[float]) -> float:

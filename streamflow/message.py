@@ -124,13 +124,15 @@ class Assembler:
     are joined into one block (a 1-10 character ``str`` costs ~50 bytes of header).
     """
 
-    __slots__ = ("_items", "open_item", "fragments", "_loose", "_meta", "_usage", "_finish",
-                 "_created", "state")
+    __slots__ = ("_items", "open_item", "open_kind", "fragments", "_loose", "_meta", "_usage",
+                 "_finish", "_created", "state")
 
     def __init__(self) -> None:
         self._items: list[ContentItem] = []
         #: the first fragment of the open group (``None`` between groups); read-only
         self.open_item: ContentItem | None = None
+        #: the kind of the open group (``None`` between groups); read-only
+        self.open_kind: str | None = None
         #: the growing-field values of the open group so far, in order (text and bytes
         #: fragments joined into blocks of up to PACK); read-only
         self.fragments: list[Any] = []
@@ -146,11 +148,6 @@ class Assembler:
     def stopped(self) -> bool:
         """True once the stop event was fed."""
         return self.state is STOPPED
-
-    @property
-    def open_kind(self) -> str | None:
-        """The kind of the open group, if any."""
-        return kind_of(self.open_item) if self.open_item is not None else None
 
     @property
     def provider(self) -> JSONDict:
@@ -189,15 +186,16 @@ class Assembler:
 
     def fragment(self, item: ContentItem, value: Any, created_at: int) -> None:
         """Take the ``K.delta`` ``item`` whose growing field is ``value`` (the writer's path)."""
-        open_ = self.open_item
-        if open_ is not None and kind_of(open_) == kind_of(item):  # the (OPEN, DELTA) self-loop
+        kind = kind_of(item)
+        if self.open_kind == kind:  # the (OPEN, DELTA) self-loop
             self.append_fragment(value)
             return
-        self.state = step(self.state, symbol(item.kind, False, self.open_kind),
-                          what=item.type, kind=item.kind, open_kind=self.open_kind)
+        self.state = step(self.state, symbol(kind, False, self.open_kind),
+                          what=item.type, kind=kind, open_kind=self.open_kind)
         if self._created is None:
             self._created = created_at
         self.open_item = item
+        self.open_kind = kind
         self.fragments = [value]
         self._loose = 1
 
@@ -228,10 +226,12 @@ class Assembler:
         elif nxt is IDLE:
             self._items.append(item)
             self.open_item = None
+            self.open_kind = None
             self.fragments = []
             self._loose = 0
         elif self.open_item is None:
             self.open_item = item
+            self.open_kind = kind_of(item)
             self.fragments = [kind_and_value(item)[1]]
             self._loose = 1
         else:

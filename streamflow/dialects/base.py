@@ -119,13 +119,17 @@ def parse_payload(data: str | bytes) -> Any:
 
 
 def parse_frame(frame: ServerSentEvent) -> Any:
-    """:func:`parse_payload` of an SSE frame's data: orjson reads its bytes as they came
-    (no decode), ``from_json`` its text (invalid UTF-8 read as U+FFFD) otherwise."""
+    """:func:`parse_payload` of an SSE frame's data, read from its bytes as they came (no
+    decode); bytes that are not valid UTF-8 are read as the frame's text (U+FFFD)."""
+    raw = frame.raw
     if FAST_JSON is not None:
-        value = _fast(frame.raw)
+        value = _fast(raw)
         if value is not _DIFFERS:
             return value
-    return from_json(frame.data)
+    try:
+        return from_json(raw)  # valid UTF-8 reads as its text reads
+    except ValueError:  # invalid UTF-8 (U+FFFD in the text), or malformed: the text decides
+        return from_json(frame.data)
 
 
 def load_json(data: str | bytes, what: str = "event") -> Any:

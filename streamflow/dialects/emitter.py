@@ -26,7 +26,6 @@ from ..events import (
     Usage,
     join_fragments,
     kind_and_value,
-    kind_of,
 )
 from ..grammar import STOPPED
 from ..limits import DEFAULT_LIMITS, Limits
@@ -113,8 +112,8 @@ class Emitter:
         asm = self.assembler
         kind, value = kind_and_value(item)
         size = 8 * len(value) if kind == "embedding" else len(value)
-        open_ = asm.open_item
-        if open_ is not None and kind_of(open_) == kind:  # the grammar's (OPEN, DELTA) self-loop
+        open_kind = asm.open_kind
+        if open_kind == kind:  # the grammar's (OPEN, DELTA) self-loop
             # the per-token path: the Budget's counters updated in place; Budget.grow
             # is only called to raise the limit error
             budget = self.budget
@@ -129,7 +128,7 @@ class Emitter:
         else:
             if asm.state is STOPPED:
                 raise ProtocolError(f"{item.type} after the stream stopped")
-            if open_ is not None:
+            if open_kind is not None:
                 self.close_group()  # WRITER_CLOSES: a fragment of another kind
             budget = self.budget
             budget.open_group()  # checked before anything changes

@@ -16,6 +16,18 @@ An event keeps its data's bytes (:attr:`ServerSentEvent.raw`: what a JSON parser
 reads, with no decode and re-encode) and decodes :attr:`ServerSentEvent.data` on
 first use.
 
+The rules applied to each line (WHATWG HTML, "Parsing an event stream"):
+
+* an empty line dispatches the event: nothing when no ``data`` line was seen, else
+  the ``data`` values joined with ``\\n``, ``event`` (``message`` when unset or
+  empty), the last event id (``None`` when empty) and the last valid ``retry``;
+* a line starting with ``:`` is a comment;
+* otherwise the first ``:`` splits field from value (no colon: the whole line is the
+  field, the value is empty) and one space after the colon is dropped;
+* ``event`` sets the type; ``data`` appends a line; ``id`` sets the last event id
+  unless it holds NUL; ``retry`` applies only when it is ASCII digits; any other
+  field is ignored.
+
 Work is per line (``bytes.split``/``bytes.partition`` in C), never per character.
 """
 

@@ -273,18 +273,6 @@ class UniEvent:
         }
 
 
-def kind_of(item: ContentItem) -> str:
-    """``item.kind`` (compiled, the three common item types answer natively, not by name:
-    ``kind`` is a class attribute)."""
-    if isinstance(item, TextItem):
-        return "text"
-    if isinstance(item, ThinkingItem):
-        return "thinking"
-    if isinstance(item, ToolCallItem):
-        return "tool_call"
-    return item.kind
-
-
 def kind_and_value(item: ContentItem) -> tuple[str, Any]:
     """``(item.kind, the value of its growing field)``: the per-token path's dispatch
     (compiled, the three common item types are read natively, not by name)."""

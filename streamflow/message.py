@@ -26,7 +26,6 @@ from .events import (
     item_to_dict,
     join_fragments,
     kind_and_value,
-    kind_of,
     usage_to_dict,
 )
 from .grammar import IDLE, STOP, STOPPED, step, symbol
@@ -184,9 +183,9 @@ class Assembler:
         path: the group's first fragment took the grammar step)."""
         self._loose = append_packed(self.fragments, value, self._loose)
 
-    def fragment(self, item: ContentItem, value: Any, created_at: int) -> None:
-        """Take the ``K.delta`` ``item`` whose growing field is ``value`` (the writer's path)."""
-        kind = kind_of(item)
+    def fragment(self, item: ContentItem, kind: str, value: Any, created_at: int) -> None:
+        """Take the ``K.delta`` ``item`` of ``kind`` whose growing field is ``value`` (the
+        writer's path: the writer read both with :func:`~streamflow.events.kind_and_value`)."""
         if self.open_kind == kind:  # the (OPEN, DELTA) self-loop
             self.append_fragment(value)
             return
@@ -212,9 +211,10 @@ class Assembler:
             if len(items) != 1:
                 raise ProtocolError(f"delta event with {len(items)} items")
             item = items[0]
+            kind, value = kind_and_value(item)
             done = item.type.endswith(".done")
-            nxt = step(self.state, symbol(item.kind, done, open_kind), what=item.type,
-                       kind=item.kind, open_kind=open_kind)
+            nxt = step(self.state, symbol(kind, done, open_kind), what=item.type, kind=kind,
+                       open_kind=open_kind)
         if self._created is None:
             self._created = event.created_at
         if event.provider:
@@ -231,11 +231,11 @@ class Assembler:
             self._loose = 0
         elif self.open_item is None:
             self.open_item = item
-            self.open_kind = kind_of(item)
-            self.fragments = [kind_and_value(item)[1]]
+            self.open_kind = kind
+            self.fragments = [value]
             self._loose = 1
         else:
-            self.append_fragment(kind_and_value(item)[1])
+            self.append_fragment(value)
 
     @property
     def message(self) -> Message:

@@ -133,7 +133,7 @@ class Emitter:
             budget = self.budget
             budget.open_group()  # checked before anything changes
             budget.grow(size, kind == "tool_call")
-            asm.fragment(item, value, self.now)
+            asm.fragment(item, kind, value, self.now)
         if item.fidelity is not None:
             fid = self._fidelity
             self._fidelity = {**fid, **item.fidelity} if fid else item.fidelity

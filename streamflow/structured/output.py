@@ -238,16 +238,14 @@ def _parse_partial(text: str) -> Any:
     if not text:
         return None
     try:
-        return from_json(text, allow_inf_nan=False)
-    except ValueError:
-        pass  # not whole yet
-    try:
-        value = from_json(text, allow_partial="trailing-strings",
-                          allow_inf_nan=False)
+        value = from_json(text, allow_partial="trailing-strings", allow_inf_nan=False)
     except ValueError:
         return None
     if text[-1] in _NUMBER_TAIL:
-        _drop_last_number(value)
+        try:
+            return from_json(text, allow_inf_nan=False)  # a whole document ends in a digit
+        except ValueError:
+            _drop_last_number(value)
     return value
 
 
@@ -283,18 +281,32 @@ def _prune(value: Any, loc: tuple[Any, ...]) -> None:
 
 
 def _covers(new: Any, old: Any) -> bool:
-    """Whether snapshot ``new`` keeps everything ``old`` showed (values only grow)."""
-    if old is None:
-        return True
-    if isinstance(old, dict):
-        return isinstance(new, dict) and all(
-            key in new and _covers(new[key], value) for key, value in old.items())
-    if isinstance(old, list):
-        return (isinstance(new, list) and len(new) >= len(old)
-                and all(_covers(a, b) for a, b in zip(new, old, strict=False)))
-    if isinstance(old, str):
-        return isinstance(new, str) and new.startswith(old)
-    return bool(new == old)
+    """Whether snapshot ``new`` keeps everything ``old`` showed (values only grow).
+
+    JSON grows at its end, so only the last value of each container can have changed:
+    the walk follows that spine (O(depth)), the rest was whole in ``old`` already.
+    """
+    while old is not None:
+        if isinstance(old, dict):
+            if not isinstance(new, dict) or len(new) < len(old):
+                return False
+            if not old:
+                return True
+            key = next(reversed(old))
+            if key not in new:
+                return False
+            new, old = new[key], old[key]
+        elif isinstance(old, list):
+            if not isinstance(new, list) or len(new) < len(old):
+                return False
+            if not old:
+                return True
+            new, old = new[len(old) - 1], old[-1]
+        elif isinstance(old, str):
+            return isinstance(new, str) and new.startswith(old)
+        else:
+            return bool(new == old)
+    return True
 
 
 def _plain_errors(exc: ValidationError) -> list[dict[str, Any]]:

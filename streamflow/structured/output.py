@@ -31,12 +31,11 @@ from pydantic_core import from_json, to_jsonable_python
 from ..errors import LimitExceededError, OutputValidationError
 from ..events import TextItem, ToolCallItem, UniEvent
 from ..message import Message
-from .partial_types import partial_type
+from .snapshots import Snapshots
 
 __all__ = ["OutputFrom", "OutputParser", "json_text"]
 
 OutputFrom = Literal["auto", "text", "tool"]
-_NUMBER_TAIL: Final = frozenset("0123456789+-.eE")
 _FENCE: Final = "```"
 
 
@@ -98,15 +97,12 @@ class OutputParser:
         self._max = max_bytes
         self._schema: dict[str, Any] | None = output if isinstance(output, dict) else None
         self._final = None if self._schema is not None else TypeAdapter(output)
-        self._partial = (None if self._schema is not None
-                         else TypeAdapter(partial_type(output)))
+        self._snapshots = Snapshots(None if self._schema is not None else output)
         self._text = _Fragments()
         self._tool = _Fragments()
         self._tool_state = 0  # 0: no call yet, 1: in the output's call, 2: that call is over
         self._in_other_call = False
         self._seen = -1       # the collected size the snapshot was taken at
-        self._plain: Any = None
-        self._snapshot: Any = None
 
     # -- collecting ------------------------------------------------------------
     def feed(self, event: UniEvent) -> None:
@@ -151,29 +147,8 @@ class OutputParser:
         size = self._text.size + self._tool.size
         if size != self._seen:
             self._seen = size
-            self._update(self._source())
-        return self._snapshot
-
-    def _update(self, text: str) -> None:
-        plain = _parse_partial(text)
-        if plain is None:
-            return
-        if self._partial is None:
-            value = plain
-        else:
-            try:
-                value = self._partial.validate_python(plain)
-            except ValidationError as exc:
-                # leave out what the partial type cannot hold (yet): a cut Literal, a
-                # value of the wrong type; the rest is still shown
-                for error in exc.errors(include_url=False):
-                    _prune(plain, error["loc"])
-                try:
-                    value = self._partial.validate_python(plain)
-                except ValidationError:
-                    return
-        if _covers(plain, self._plain):
-            self._plain, self._snapshot = plain, value
+            self._snapshots.update(self._source())
+        return self._snapshots.value
 
     def final(self, message: Message) -> Any:
         """The output, validated strictly; ``OutputValidationError`` when it does not fit."""
@@ -230,83 +205,6 @@ class OutputParser:
                 f"error(s), first: {errors[0]['msg']}", raw=raw, errors=errors,
                 partial=message, partial_output=self.snapshot)
         return value
-
-
-def _parse_partial(text: str) -> Any:
-    """The JSON value ``text`` starts, or ``None``; a number that may still grow is left out."""
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        value = from_json(text, allow_partial="trailing-strings", allow_inf_nan=False)
-    except ValueError:
-        return None
-    if text[-1] in _NUMBER_TAIL:
-        try:
-            return from_json(text, allow_inf_nan=False)  # a whole document ends in a digit
-        except ValueError:
-            _drop_last_number(value)
-    return value
-
-
-def _drop_last_number(value: Any) -> None:
-    """Remove the last leaf of ``value`` when it is a number (its digits may be cut)."""
-    while isinstance(value, (dict, list)) and value:
-        key: Any = next(reversed(value)) if isinstance(value, dict) else len(value) - 1
-        last = value[key]
-        if isinstance(last, (dict, list)):
-            value = last
-            continue
-        if isinstance(last, (int, float)) and not isinstance(last, bool):
-            del value[key]
-        return
-
-
-def _prune(value: Any, loc: tuple[Any, ...]) -> None:
-    """Remove the value at ``loc`` (a list is cut there); stops where ``loc`` leaves ``value``."""
-    for depth, key in enumerate(loc):
-        last = depth == len(loc) - 1
-        if isinstance(value, dict) and key in value:
-            if last or not isinstance(value[key], (dict, list)):
-                del value[key]
-                return
-            value = value[key]
-        elif isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
-            if last or not isinstance(value[key], (dict, list)):
-                del value[key:]
-                return
-            value = value[key]
-        else:
-            return  # a union tag or a key the error names but the value lacks
-
-
-def _covers(new: Any, old: Any) -> bool:
-    """Whether snapshot ``new`` keeps everything ``old`` showed (values only grow).
-
-    JSON grows at its end, so only the last value of each container can have changed:
-    the walk follows that spine (O(depth)), the rest was whole in ``old`` already.
-    """
-    while old is not None:
-        if isinstance(old, dict):
-            if not isinstance(new, dict) or len(new) < len(old):
-                return False
-            if not old:
-                return True
-            key = next(reversed(old))
-            if key not in new:
-                return False
-            new, old = new[key], old[key]
-        elif isinstance(old, list):
-            if not isinstance(new, list) or len(new) < len(old):
-                return False
-            if not old:
-                return True
-            new, old = new[len(old) - 1], old[-1]
-        elif isinstance(old, str):
-            return isinstance(new, str) and new.startswith(old)
-        else:
-            return bool(new == old)
-    return True
 
 
 def _plain_errors(exc: ValidationError) -> list[dict[str, Any]]:

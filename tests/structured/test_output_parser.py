@@ -17,7 +17,7 @@ from streamflow.errors import LimitExceededError, OutputValidationError
 from streamflow.events import TextItem, ToolCallItem, UniEvent
 from streamflow.message import Message
 from streamflow.structured import OutputParser, json_text, partial_type
-from streamflow.structured.output import _covers
+from streamflow.structured.snapshots import _covers
 
 
 class Place(BaseModel):

@@ -28,9 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from reactivex import abc
-
 from pydantic import ValidationError
+from reactivex import abc
 
 from ..events import ToolCallItem, UniEvent
 from ..limits import DEFAULT_LIMITS, Limits

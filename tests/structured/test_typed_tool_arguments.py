@@ -36,8 +36,9 @@ def _states(events: list[UniEvent]) -> list[tuple[ToolCallState, Any]]:
 
 
 def test_a_registered_tools_arguments_stream_as_its_partial_model() -> None:
-    events = [UniEvent("delta", [TextItem("text.delta", "hi")])] + _call(
-        "get_weather", "c1", '{"ci', 'ty": "Lis', 'bon", "unit": "cel', 'sius", "days": 3', "}")
+    call = _call("get_weather", "c1", '{"ci', 'ty": "Lis', 'bon", "unit": "cel', 'sius", ',
+                 '"days": 3', "}")
+    events = [UniEvent("delta", [TextItem("text.delta", "hi")]), *call]
     seen = _states(events)
     partials = [p for _, p in seen]
     assert type(partials[0]).__name__.startswith("Partial") and partials[0].city is None

@@ -142,6 +142,11 @@ class OutputParser:
 
     # -- reading -----------------------------------------------------------------
     @property
+    def collected(self) -> int:
+        """Characters of output text collected so far."""
+        return self._text.size + self._tool.size
+
+    @property
     def snapshot(self) -> Any:
         """The partial output so far (``None`` until something parses); never raises."""
         size = self._text.size + self._tool.size
@@ -150,9 +155,13 @@ class OutputParser:
             self._snapshots.update(self._source())
         return self._snapshots.value
 
-    def final(self, message: Message) -> Any:
-        """The output, validated strictly; ``OutputValidationError`` when it does not fit."""
-        raw = self._final_text(message)
+    def final(self, message: Message | None = None) -> Any:
+        """The output, validated strictly; ``OutputValidationError`` when it does not fit.
+
+        ``message`` is the assembled answer (its text, or its tool call); without it the
+        text collected from the events is validated.
+        """
+        raw = self._final_text(message) if message is not None else self._source().strip()
         if self._schema is not None:
             return self._check_schema(raw, message)
         assert self._final is not None
@@ -181,7 +190,7 @@ class OutputParser:
             return arguments
         return TypeAdapter(Any).dump_json(arguments).decode()
 
-    def _check_schema(self, raw: str, message: Message) -> Any:
+    def _check_schema(self, raw: str, message: Message | None) -> Any:
         assert self._schema is not None
         try:
             import jsonschema

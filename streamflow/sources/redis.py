@@ -6,7 +6,8 @@ Marble (one subscription = one reader of the key)::
     from_redis(url, key)                   --ev--ev--(beat)--ev--stop|
     from_redis(url, key, last_event_id=i)  (events <= i rebuild the message)--ev--stop|
     producer died (no beat for window)     --ev--ev--#StreamTimeoutError(partial)
-    Redis went away                        --ev--#TransportError
+    Redis went away (after one retry)      --ev--#TransportError
+    entries trimmed before they were read  --ev--#LimitExceededError("redis_maxlen")
     no such key                            #StreamNotFoundError
 
 The body is the ``uni`` SSE encoding with ``id: <entry id>`` on every event (so
@@ -20,7 +21,7 @@ events after it and ``run()`` still returns the whole message.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 
 from ..limits import Limits
 from .bridge import ChunkStream, Source
@@ -76,14 +77,15 @@ class RedisSource(Source):
 
     async def _frames(self, link: RedisLink) -> AsyncIterator[bytes]:
         last = None if self.last_event_id is None else entry_key(self.last_event_id)
-        async for entry in read_entries(link, self.key, window=self.window_seconds):
-            if entry.kind in (EVENT, END):
-                if last is not None and entry_key(entry.id) <= last:
-                    yield sse_frame(self.last_event_id or "", entry.data, replay=True)
-                else:
-                    yield sse_frame(entry.id, entry.data)
-            elif entry.kind == BEAT:
-                yield HEARTBEAT_FRAME
+        async with aclosing(read_entries(link, self.key, window=self.window_seconds)) as entries:
+            async for entry in entries:
+                if entry.kind in (EVENT, END):
+                    if last is not None and entry_key(entry.id) <= last:
+                        yield sse_frame(self.last_event_id or "", entry.data, replay=True)
+                    else:
+                        yield sse_frame(entry.id, entry.data)
+                elif entry.kind == BEAT:
+                    yield HEARTBEAT_FRAME
 
 
 def from_redis(url: str, key: str, *, last_event_id: str | None = None,

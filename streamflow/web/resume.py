@@ -55,10 +55,10 @@ from ..sources.redis_streams import (
     EVENT,
     Entry,
     RedisLink,
-    Tailer,
     entry_key,
     read_batches,
 )
+from ..sources.redis_tailer import Tailer
 
 __all__ = ["ResumableStreams"]
 

@@ -20,7 +20,7 @@ events after it and ``run()`` still returns the whole message.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 
 from ..limits import Limits
@@ -75,7 +75,7 @@ class RedisSource(Source):
             if link is not self.link:
                 await link.aclose()
 
-    async def _frames(self, link: RedisLink) -> AsyncIterator[bytes]:
+    async def _frames(self, link: RedisLink) -> AsyncGenerator[bytes, None]:
         last = None if self.last_event_id is None else entry_key(self.last_event_id)
         async with aclosing(read_entries(link, self.key, window=self.window_seconds)) as entries:
             async for entry in entries:

@@ -25,7 +25,7 @@ a web app is :class:`~streamflow.sources.redis_tailer.Tailer`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -101,7 +101,7 @@ async def still_there(link: RedisLink, key: str) -> None:
 
 async def read_entries(link: RedisLink, key: str, *, after: str | None = None,
                        window: float | None = None, tailer: Tailer | None = None
-                       ) -> AsyncIterator[Entry]:
+                       ) -> AsyncGenerator[Entry, None]:
     """:func:`read_batches`, one entry at a time."""
     async with aclosing(read_batches(link, key, after=after, window=window,
                                      tailer=tailer)) as batches:
@@ -112,7 +112,7 @@ async def read_entries(link: RedisLink, key: str, *, after: str | None = None,
 
 async def read_batches(link: RedisLink, key: str, *, after: str | None = None,
                        window: float | None = None, tailer: Tailer | None = None
-                       ) -> AsyncIterator[list[Entry]]:
+                       ) -> AsyncGenerator[list[Entry], None]:
     """The entries of ``key`` after entry id ``after`` (all when ``None``), live, to the end.
 
     Each batch is what one read returned, every entry the one after the last (see
@@ -178,7 +178,7 @@ async def _missing(link: RedisLink, key: str, wanted: Position) -> None:
 
 
 async def _poll(link: RedisLink, key: str, cursor: str, window: float
-                ) -> AsyncIterator[list[Entry]]:
+                ) -> AsyncGenerator[list[Entry], None]:
     """The entries after ``cursor``, by ``XREAD BLOCK`` on a connection of our own."""
     silent = 0.0  # seconds Redis had nothing new while we waited (not our own busy time)
     while True:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import anyio
@@ -64,7 +64,8 @@ class Tailer:
             for send in senders:
                 send.send_nowait(error)
 
-    async def follow(self, key: str, cursor: str, window: float) -> AsyncIterator[list[Entry]]:
+    async def follow(self, key: str, cursor: str, window: float
+                     ) -> AsyncGenerator[list[Entry], None]:
         """The entries of ``key`` after ``cursor``: caught up alone, then from the shared read."""
         send, receive = anyio.create_memory_object_stream[Any](math.inf)
         self.readers.setdefault(key, set()).add(send)

@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from instances import Instance
+from realredis import Instance
 
 import streamflow
 from streamflow.errors import StreamTimeoutError

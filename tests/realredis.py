@@ -44,11 +44,12 @@ def ping(port: int) -> bool:
 
 
 class RedisServer:
-    """One ``redis-server`` on 127.0.0.1: no persistence, files in ``tmp``."""
+    """One ``redis-server`` on 127.0.0.1, files in ``tmp``; no persistence unless ``persist``."""
 
-    def __init__(self, binary: str, tmp: Path) -> None:
+    def __init__(self, binary: str, tmp: Path, *, persist: bool = False) -> None:
         self.binary = binary
         self.tmp = tmp
+        self.persist = persist  # an append-only file, synced at every write: survives a kill
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -59,7 +60,8 @@ class RedisServer:
     def start(self) -> None:
         self.proc = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.tmp),
-             "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"],
+             "--save", "", "--appendonly", "yes" if self.persist else "no",
+             "--appendfsync", "always", "--daemonize", "no", "--loglevel", "warning"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while not ping(self.port):
@@ -80,12 +82,12 @@ class RedisServer:
 
 
 @contextmanager
-def running(tmp: Path) -> Iterator[RedisServer]:
+def running(tmp: Path, *, persist: bool = False) -> Iterator[RedisServer]:
     """A redis-server in ``tmp`` for the block (the test skips without one)."""
     if REDIS is None:
         pytest.skip("redis-server is not installed (apt-get install -y redis-server; "
                     ".ci/run installs it)")
-    server = RedisServer(REDIS, tmp)
+    server = RedisServer(REDIS, tmp, persist=persist)
     server.start()
     try:
         yield server

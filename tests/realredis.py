@@ -1,9 +1,11 @@
-"""A real ``redis-server`` (and the example app in uvicorn) for the tests that need them.
+"""A real ``redis-server``, and the resume apps on it, for the tests that need them.
 
 Import as ``from realredis import redis_url, own_redis`` (``tests/`` is on pytest's
 ``pythonpath``): the fixtures start Debian's ``redis-server`` on a free loopback port
 with a temp dir, and skip, saying so, where it is not installed. Tests never fake
-Redis. :class:`Instance` runs ``uvicorn examples.resumable_chat:app`` in its own process.
+Redis. :class:`Instance` runs ``uvicorn examples.resumable_chat:app`` in its own
+process; :func:`serving` a ``ResumableStreams`` app behind httpx's ASGI transport;
+:class:`CuttingProxy` stands between a client and Redis to lose a reply.
 """
 
 from __future__ import annotations
@@ -15,15 +17,29 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
+import anyio
+import anyio.abc
 import httpx
 import pytest
+from anyio.abc import SocketStream, TaskStatus
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+import streamflow
+from streamflow.sources import from_bytes
+from streamflow.web.resume import ResumableStreams
 
 ROOT = Path(__file__).resolve().parents[1]
 REDIS = shutil.which("redis-server")
+DEMO_TURN = (files("streamflow.demo") / "recordings" / "anthropic-turn1.sse").read_bytes()
 
 
 def free_port() -> int:
@@ -156,3 +172,100 @@ class Instance:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+def same(a: streamflow.Message, b: streamflow.Message) -> bool:
+    """Equal messages (``created_at`` is the producer's clock)."""
+    left, right = a.to_dict(), b.to_dict()
+    left.pop("created_at", None)
+    right.pop("created_at", None)
+    return bool(left == right) and a.complete == b.complete
+
+
+def chat_app(streams: ResumableStreams, source: Callable[[], Any] = lambda: from_bytes(DEMO_TURN)
+             ) -> Starlette:
+    """POST /chat/{id} starts an answer, GET /chat/{id}/stream resumes it (``?to=``)."""
+
+    async def chat(request: Request) -> Response:
+        return await streams.create(request, request.path_params["chat_id"], source(),
+                                    to=request.query_params.get("to", "uni"))
+
+    async def resume(request: Request) -> Response:
+        return await streams.response(request, request.path_params["chat_id"],
+                                      to=request.query_params.get("to", "uni"))
+
+    return Starlette(routes=[Route("/chat/{chat_id}", chat, methods=["POST"]),
+                             Route("/chat/{chat_id}/stream", resume)])
+
+
+@asynccontextmanager
+async def serving(streams: ResumableStreams, source: Callable[[], Any] | None = None,
+                  peer: str = "127.0.0.1") -> AsyncIterator[httpx.AsyncClient]:
+    """``streams`` running, its app behind an httpx client (the peer address ``peer``)."""
+    app = chat_app(streams, source) if source else chat_app(streams)
+    transport = httpx.ASGITransport(app=app, client=(peer, 4000))
+    async with streams.running(), httpx.AsyncClient(transport=transport,
+                                                    base_url="http://app") as http:
+        yield http
+
+
+def assert_refusal(response: httpx.Response, to: str, status: int, code: str) -> str:
+    """The refusal is in the shape the protocol's client reads; returns its message."""
+    assert response.status_code == status, response.text
+    if to == "vercel-ui":  # the AI SDK throws new Error(await response.text())
+        assert response.headers["content-type"].startswith("text/plain")
+        return response.text
+    body = response.json()
+    if to == "ag-ui":  # HttpAgent attaches the parsed JSON as error.payload
+        assert body["type"] == "RUN_ERROR" and body["code"] == code
+        return str(body["message"])
+    assert body["error"]["type"] == code  # streamflow's from_httpx: HTTPStatusError
+    return str(body["error"]["message"])
+
+
+async def live_count(streams: ResumableStreams, count: int) -> None:
+    """Wait until ``count`` producers are live (a producer ends just after its last entry)."""
+    with anyio.fail_after(10):
+        while streams.live.total != count:
+            await anyio.sleep(0.01)
+
+
+class CuttingProxy:
+    """A loopback TCP proxy to Redis that can drop the next reply Redis sends (and the
+    connection with it): the command ran, the client never learns it did."""
+
+    def __init__(self, target: int) -> None:
+        self.target = target
+        self.port = 0
+        self.cut_next = False
+        self.cuts = 0
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    async def serve(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+        self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        task_status.started()
+        await listener.serve(self._relay)
+
+    async def _relay(self, client: SocketStream) -> None:
+        async with client, await anyio.connect_tcp("127.0.0.1", self.target) as server, \
+                anyio.create_task_group() as tg:
+
+            async def up() -> None:
+                async for data in client:
+                    await server.send(data)
+                tg.cancel_scope.cancel()
+
+            async def down() -> None:
+                async for data in server:
+                    if self.cut_next:
+                        self.cut_next, self.cuts = False, self.cuts + 1
+                        break
+                    await client.send(data)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(up)
+            tg.start_soon(down)

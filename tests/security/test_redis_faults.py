@@ -18,9 +18,18 @@ from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import SocketStream, TaskStatus
-from realredis import RedisServer, own_redis, redis_server, redis_url, running
-from test_resume_authorization import assert_refusal, live_count, same, serving
+from realredis import (
+    CuttingProxy,
+    RedisServer,
+    assert_refusal,
+    live_count,
+    own_redis,
+    redis_server,
+    redis_url,
+    running,
+    same,
+    serving,
+)
 
 import streamflow
 from streamflow.errors import LimitExceededError, ProtocolError
@@ -258,47 +267,6 @@ async def test_redis_down_is_a_503_in_the_protocol_s_shape(own_redis: RedisServe
         assert (await http.post(f"/chat/again?to={to}")).status_code == 200
         assert (await http.get(f"/chat/up/stream?to={to}",
                                headers={"x-resume-token": token})).status_code == 204
-
-
-class CuttingProxy:
-    """A loopback TCP proxy to Redis that can drop the next reply Redis sends (and the
-    connection with it): the command ran, the client never learns it did."""
-
-    def __init__(self, target: int) -> None:
-        self.target = target
-        self.port = 0
-        self.cut_next = False
-        self.cuts = 0
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    async def serve(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-        self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
-        task_status.started()
-        await listener.serve(self._relay)
-
-    async def _relay(self, client: SocketStream) -> None:
-        async with client, await anyio.connect_tcp("127.0.0.1", self.target) as server, \
-                anyio.create_task_group() as tg:
-
-            async def up() -> None:
-                async for data in client:
-                    await server.send(data)
-                tg.cancel_scope.cancel()
-
-            async def down() -> None:
-                async for data in server:
-                    if self.cut_next:
-                        self.cut_next, self.cuts = False, self.cuts + 1
-                        break
-                    await client.send(data)
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(up)
-            tg.start_soon(down)
 
 
 async def test_a_write_retried_after_a_lost_reply_is_stored_once(redis_url: str) -> None:

@@ -12,19 +12,25 @@ from __future__ import annotations
 import hashlib
 import json
 import urllib.parse
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator
 from importlib.resources import files
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-from realredis import Instance, RedisServer, redis_server, redis_url
-from starlette.applications import Starlette
+from realredis import (
+    Instance,
+    RedisServer,
+    assert_refusal,
+    chat_app,
+    live_count,
+    redis_server,
+    redis_url,
+    same,
+    serving,
+)
 from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
 
 import streamflow
 from streamflow.sources import from_async_iterable, from_bytes
@@ -41,40 +47,6 @@ HOSTILE_IDS = ["a:b", "*", "chat*", "a\nb", "a\r\nb", "a\x00b", "a%00b", "x" * 1
 UNROUTABLE_IDS = ["", "..", "a/b", "../x"]  # an HTTP client cannot even send these as one segment
 
 
-def same(a: streamflow.Message, b: streamflow.Message) -> bool:
-    left, right = a.to_dict(), b.to_dict()
-    left.pop("created_at", None)
-    right.pop("created_at", None)
-    return bool(left == right) and a.complete == b.complete
-
-
-def chat_app(streams: ResumableStreams, source: Callable[[], Any] = lambda: from_bytes(BODY)
-             ) -> Starlette:
-    """POST /chat/{id} starts an answer, GET /chat/{id}/stream resumes it (``?to=``)."""
-
-    async def chat(request: Request) -> Response:
-        return await streams.create(request, request.path_params["chat_id"], source(),
-                                    to=request.query_params.get("to", "uni"))
-
-    async def resume(request: Request) -> Response:
-        return await streams.response(request, request.path_params["chat_id"],
-                                      to=request.query_params.get("to", "uni"))
-
-    return Starlette(routes=[Route("/chat/{chat_id}", chat, methods=["POST"]),
-                             Route("/chat/{chat_id}/stream", resume)])
-
-
-@asynccontextmanager
-async def serving(streams: ResumableStreams, source: Callable[[], Any] | None = None,
-                  peer: str = "127.0.0.1") -> AsyncIterator[httpx.AsyncClient]:
-    """``streams`` running, its app behind an httpx client (the peer address ``peer``)."""
-    app = chat_app(streams, source) if source else chat_app(streams)
-    transport = httpx.ASGITransport(app=app, client=(peer, 4000))
-    async with streams.running(), httpx.AsyncClient(transport=transport,
-                                                    base_url="http://app") as http:
-        yield http
-
-
 def other(char: str) -> str:
     """A token character that is not ``char``."""
     return "B" if char == "A" else "A"
@@ -82,20 +54,6 @@ def other(char: str) -> str:
 
 def path(chat_id: str) -> str:
     return "/chat/" + urllib.parse.quote(chat_id, safe="")
-
-
-def assert_refusal(response: httpx.Response, to: str, status: int, code: str) -> str:
-    """The refusal is in the shape the protocol's client reads; returns its message."""
-    assert response.status_code == status, response.text
-    if to == "vercel-ui":  # the AI SDK throws new Error(await response.text())
-        assert response.headers["content-type"].startswith("text/plain")
-        return response.text
-    body = response.json()
-    if to == "ag-ui":  # HttpAgent attaches the parsed JSON as error.payload
-        assert body["type"] == "RUN_ERROR" and body["code"] == code
-        return str(body["message"])
-    assert body["error"]["type"] == code  # streamflow's from_httpx: HTTPStatusError
-    return str(body["error"]["message"])
 
 
 async def all_redis(url: str) -> dict[str, Any]:
@@ -231,13 +189,6 @@ def held(gate: anyio.Event) -> Any:
         yield BODY[200:]
 
     return from_async_iterable(body)
-
-
-async def live_count(streams: ResumableStreams, count: int) -> None:
-    """Wait until ``count`` producers are live (a producer ends just after its last entry)."""
-    with anyio.fail_after(10):
-        while streams.live.total != count:
-            await anyio.sleep(0.01)
 
 
 @pytest.mark.parametrize("to", ["uni", "vercel-ui", "ag-ui"])

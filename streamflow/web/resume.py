@@ -232,8 +232,8 @@ class ResumableStreams:
                                        client=client, dialect=dialect, **(options or {}))
         except StreamflowError as error:
             return refusal(error, to)
-        return self._serve(started.key, started.chat_id, to, request, None, headers, flavour,
-                           token=started.token)
+        return self._serve(started.key, started.chat_id, to, request, "", headers, flavour,
+                           token=started.token)  # "": a fresh answer is sent from its start
 
     async def response(self, request: Request | None, chat_id: str, *, to: str = "uni",
                        last_event_id: str | None = None, token: str | None = None,

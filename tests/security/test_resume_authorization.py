@@ -259,3 +259,25 @@ def test_the_example_app_holds_by_default(redis_server: RedisServer,
     finally:
         app.stop()
 
+
+
+async def test_a_hostile_last_event_id_never_reaches_an_id_line(redis_url: str) -> None:
+    """``Last-Event-ID`` is parsed into numbers; the ``id:`` lines are written from those."""
+    import re
+
+    streams = ResumableStreams(redis_url)
+    async with serving(streams) as http:
+        started = await http.post("/chat/ids")
+        token = started.headers["x-resume-token"]
+        first = re.findall(rb"^id: (.*)$", started.content, flags=re.M)[3].decode()
+        ms, seq = first.split("-")
+        arabic = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
+        for hostile in (first.translate(arabic), f" {first} ", f"{ms}_0-{seq}",
+                        f"{first}/x", "x" * 5000, f"{first}\x7f", "-"):
+            resumed = await http.get("/chat/ids/stream",
+                                     headers={"x-resume-token": token,
+                                              "last-event-id": hostile.encode()})
+            assert resumed.status_code == 200
+            ids = re.findall(rb"^id: (.*)$", resumed.content, flags=re.M)
+            assert ids and all(re.fullmatch(rb"\d+-\d+(/\d+)?", i) for i in ids), (hostile, ids)
+            assert same(streamflow.assemble(resumed.content, dialect="uni"), DIRECT)

@@ -106,7 +106,7 @@ class RedisLink:
             from redis.backoff import NoBackoff
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise ImportError("streamflow's Redis support needs redis-py: "
-                              "pip install 'streamflow[redis]'") from exc
+                              "pip install 'streamflow-llm[redis]'") from exc
         self.url = url
         self.threaded = not _on_asyncio()
         options: dict[str, Any] = dict(decode_responses=True, socket_timeout=socket_timeout,

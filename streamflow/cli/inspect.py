@@ -8,10 +8,10 @@ short human summary. Model text is untrusted: control characters are shown as
 visible ``\\xNN`` escapes, never written raw to the terminal.
 
 ``FILE`` may be ``-`` (standard input), the name of a bundled recording
-(``anthropic-turn1.sse``: see :mod:`streamflow.cli.bundled`), or a streamflow recording (``.sfrec.jsonl``, written by
-:class:`~streamflow.sinks.recorder.Recorder`): its chunks are decoded with the
-dialect and framing its header names, and the summary says how the recorded
-stream ended.
+(``anthropic-turn1.sse``: see :mod:`streamflow.cli.bundled`), or a streamflow
+recording (``.sfrec.jsonl``, written by :class:`~streamflow.sinks.recorder.Recorder`):
+its chunks are decoded with the dialect and framing its header names, and the
+summary says how the recorded stream ended.
 
 Exit codes: 0 the stream decoded completely; 1 it failed (the partial message is
 still printed, the error goes to stderr, or into the JSON); 2 the file could not

@@ -39,6 +39,9 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # a stream that failed
 EXIT_USAGE = 2  # bad usage, unreadable input, not a stream, a missing extra
 EXIT_INTERRUPTED = 130
+EXIT_CODES = ("Exit codes, the same for every command: 0 success; 1 a stream that failed; "
+              "2 bad usage, unreadable input, not a stream of any known dialect, or a "
+              "missing extra; 130 interrupted.")
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "convert": ("streamflow.cli.convert", "re-write a recorded body in another wire format"),
@@ -61,7 +64,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The top-level parser; the sub-parser of ``command`` (if registered) is complete."""
     parser = argparse.ArgumentParser(
         prog="streamflow",
-        description="LLM provider streams as one typed, lossless, provider-neutral event model.")
+        description="LLM provider streams as one typed, lossless, provider-neutral event model.",
+        epilog=EXIT_CODES)
     parser.add_argument("--version", action="version", version=f"streamflow {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in COMMANDS.items():

@@ -13,7 +13,8 @@ try:
     import starlette  # noqa: F401
     import uvicorn  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("streamflow.web needs the web extra: pip install 'streamflow-llm[web]'") from exc
+    raise ImportError("streamflow.web needs the web extra: "
+                      "pip install 'streamflow-llm[web]'") from exc
 
 from .drive import AgentRun, EncoderSink, agent_run
 from .outbox import Outbox

@@ -7,7 +7,8 @@ the samples that talk to an API run offline, unchanged. The commands (``$ ...`` 
 and ``bash`` blocks) run in a shell, each block in a fresh folder, against the
 bundled recordings the README names; an output shown under a command is compared
 with what the command prints. Only installs (``pip``, ``apt-get``) and the commands
-that run the test suite or a build are not run here (the list is printed on skip).
+that run the test suite or a build are not run here (the list is printed on skip;
+``tests/docs/test_site.py`` builds the documentation site).
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ async def test_readme_block_runs(index: int, tmp_path: Path) -> None:
 
 FENCES = re.findall(r"^```(\w*)\n(.*?)^```", README, flags=re.S | re.M)
 NOT_RUN = (re.compile(r"^(?:\w+=\S+ )*(?:pip|apt-get) "),  # installs: CI's .ci/run does them
-           re.compile(r"^(?:\w+=\S+ )*python -m (?:pytest|build)\b"))  # the suite, a build
+           re.compile(r"^(?:\w+=\S+ )*python -m (?:pytest|build)\b"),  # the suite, a build
+           re.compile(r"^mkdocs build\b"))  # the site: tests/docs/test_site.py builds it
 REDIS_BLOCK = "redis-server --port"
 
 

@@ -14,6 +14,7 @@ that run the test suite or a build are not run here (the list is printed on skip
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import importlib.util
 import os
 import re
@@ -23,6 +24,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -228,3 +230,39 @@ def _run_redis_block(script: str, env: dict[str, str]) -> None:
                           capture_output=True, timeout=180, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
     assert "the whole answer, each event once: True" in done.stdout
+
+
+# --- the install lines and the extras -----------------------------------------------------
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+CLIENT_SDKS = {"anthropic", "openai"}  # the README's gateway clients: the user's own SDKs
+
+
+def _requirement_name(requirement: str) -> str:
+    return re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_every_install_line_names_our_distribution_and_real_extras() -> None:
+    assert PYPROJECT["name"] == "streamflow-llm"
+    extras = set(PYPROJECT["optional-dependencies"])
+    texts = {"README.md": README, **{str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+                                     for p in [*(ROOT / "docs").glob("*.md"),
+                                               *(ROOT / "streamflow").rglob("*.py")]}}
+    for name, text in texts.items():
+        assert not re.search(r"install[^\n]*\bstreamflow\[", text), name  # the other project's
+        for named in re.findall(r"(?:streamflow-llm|\.)\[([\w,]+)\]", text):
+            assert set(named.split(",")) <= extras, (name, named)
+
+
+def test_the_readme_blocks_import_only_what_the_install_lines_install() -> None:
+    shipped = {_requirement_name(r) for r in PYPROJECT["dependencies"]}
+    for extra, requirements in PYPROJECT["optional-dependencies"].items():
+        if extra not in ("test", "bench"):
+            shipped |= {_requirement_name(r) for r in requirements}
+    distributions = importlib.metadata.packages_distributions()
+    for block in BLOCKS:
+        for module in re.findall(r"^(?:from|import) (\w+)", block, flags=re.M):
+            if module in sys.stdlib_module_names or module == "streamflow":
+                continue
+            names = {d.lower().replace("_", "-") for d in distributions.get(module, [module])}
+            assert names & (shipped | CLIENT_SDKS), (module, names)

@@ -1,27 +1,24 @@
-"""A real ``redis-server`` per test session, on a random loopback port with a temp dir.
+"""A real ``redis-server`` per test session (per pytest-xdist worker), on a random
+loopback port with a temp dir.
 
-Tests here never fake Redis: without Debian's ``redis-server`` they skip, saying so.
+Tests here never fake Redis: without ``redis-server`` on PATH they skip, saying so
+(:mod:`parts`).
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from parts import program
 from redis_helpers import RedisServer
-
-REDIS = shutil.which("redis-server")
 
 
 @contextmanager
 def _running(tmp: Path) -> Iterator[RedisServer]:
-    if REDIS is None:
-        pytest.skip("redis-server is not installed (apt-get install -y redis-server; "
-                    ".ci/run installs it)")
-    server = RedisServer(REDIS, tmp)
+    server = RedisServer(program("redis-server"), tmp)
     server.start()
     try:
         yield server
@@ -51,8 +48,8 @@ def redis_url(redis_server: RedisServer) -> str:
 
 
 @pytest.fixture(scope="session")
-def node_clients() -> Path:
-    """The real npm clients, installed by the web tests' fixture (skips without node/npm)."""
-    from web.conftest import node_clients as install
+def node_clients(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real npm clients, installed as the web tests install them (skips without them)."""
+    from web.conftest import install_node_clients
 
-    return Path(install.__wrapped__())  # type: ignore[attr-defined]
+    return install_node_clients(tmp_path_factory)

@@ -15,6 +15,23 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def server_pid(port: int) -> int | None:
+    """The process id of the Redis answering on ``port``, or None when none answers."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"INFO server\r\n")
+            reply = b""
+            while b"process_id:" not in reply or not reply.endswith(b"\r\n"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return None
+                reply += chunk
+    except OSError:
+        return None
+    line = reply.split(b"process_id:", 1)[1].split(b"\r\n", 1)[0]
+    return int(line)
+
+
 def ping(port: int) -> bool:
     """True when a Redis answers PING on ``port``."""
     try:
@@ -39,15 +56,23 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.tmp),
-             "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while not ping(self.port):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"redis-server did not start on port {self.port}")
-            time.sleep(0.02)
+        """Start on ``self.port``; on a fresh port when another process (a parallel
+        pytest-xdist worker) took that one between :func:`free_port` and the bind."""
+        for _attempt in range(3):
+            self.proc = subprocess.Popen(
+                [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir",
+                 str(self.tmp), "--save", "", "--appendonly", "no", "--daemonize", "no",
+                 "--loglevel", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 10
+            while server_pid(self.port) != self.proc.pid:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
+            else:
+                return
+            self.stop()
+            self.port = free_port()
+        raise RuntimeError(f"redis-server did not start on port {self.port}")
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -36,6 +36,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="also run the tests marked slow (benches, load tests, mypy runs)")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (pyproject's addopts): one process when the run names one file (no
+    workers to start for it), else pytest-xdist's count of CPUs."""
+    files = {arg.split("::")[0] for arg in config.args}
+    if len(files) == 1 and Path(next(iter(files))).is_file():
+        return 0
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "slow: a test of a minute or more (bench, load, mypy run); left out of a "
@@ -88,13 +97,23 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Freeze what collection left (every module, every test item): the collections
+    after each async test then look only at what tests made since."""
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.fixture(autouse=True)
 def _collect_cycles(request: pytest.FixtureRequest) -> Iterator[None]:
     """Free the reference cycles a failing async stream leaves, right after its test.
 
     Left to the collector, they can be freed while pytest compiles a later module,
     where CPython 3.11 then fails with "AST constructor recursion depth mismatch".
+    What survives is frozen (``gc.freeze``), so that the next test's collection is as
+    cheap as that test: a full collection of the suite's heap takes seconds.
     """
     yield
     if request.node.get_closest_marker("anyio") is not None:
         gc.collect()
+        gc.freeze()

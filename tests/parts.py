@@ -11,9 +11,11 @@ Import as ``from parts import program`` (``tests/`` is on pytest's ``pythonpath`
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -92,7 +94,8 @@ def npm_install(node_dir: Path, packages: tuple[str, ...], memo: Path | None) ->
     def installed() -> bool:
         return all((modules / name / "package.json").exists() for name in packages)
 
-    with locked(node_dir / ".npm-install.lock"):
+    key = hashlib.sha256(str(node_dir.resolve()).encode()).hexdigest()[:16]
+    with locked(Path(tempfile.gettempdir()) / f"streamflow-npm-{key}.lock"):
         if installed():
             return node_dir
         if memo is not None and memo.exists():

@@ -6,11 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from parts import program
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_redis_bench_runs_quick() -> None:
     program("redis-server")
     done = subprocess.run([sys.executable, "-m", "bench.redis", "--quick"], cwd=ROOT,

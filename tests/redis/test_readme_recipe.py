@@ -28,6 +28,7 @@ def busy(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+@pytest.mark.slow
 def test_the_two_instance_recipe_runs_as_written() -> None:
     program("redis-server"), program("redis-cli")
     taken = [p for p in (6399, 8001, 8002) if busy(p)]

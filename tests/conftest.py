@@ -85,7 +85,8 @@ def _scale_examples(items: list[pytest.Item]) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    if not _runs_slow(config) and not hasattr(config, "workerinput"):
+    over_folders = any(Path(arg.split("::")[0]).is_dir() for arg in config.args)
+    if over_folders and not _runs_slow(config) and not hasattr(config, "workerinput"):
         terminalreporter.write_line(
             "the tests marked slow (benches, load tests, mypy runs) were left out: "
             "python -m pytest --run-slow runs everything")

@@ -29,8 +29,6 @@ from __future__ import annotations
 import base64
 from typing import Any, ClassVar
 
-from pydantic_core import to_json
-
 from ...errors import StreamflowError
 from ...events import (
     ContentItem,
@@ -43,7 +41,8 @@ from ...events import (
     UniEvent,
     Usage,
 )
-from ..encoder import Encoder, error_fields, native_reason, new_id, slot_index, sse
+from ..encoder import Encoder, error_fields, native_reason, new_id, slot_index
+from ..frames_out import json_bytes, sse, sse_data
 from .decode import FINISH_REASONS, openai_usage
 
 __all__ = ["OpenAIChatEncoder", "openai_usage_json"]
@@ -54,7 +53,7 @@ _OWN_META = frozenset({"id", "model", "finish_reason", "choices", "object",
                        "unknown_delta_fields"})
 _FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3", "audio/flac": "flac",
             "audio/opus": "opus", "audio/aac": "aac", "audio/pcm": "pcm16"}
-_DONE = b"data: [DONE]\n\n"
+_DONE = sse_data(b"[DONE]")
 _RESERVED = frozenset({"error", "usage", "choices"})  # never from another dialect's slots
 
 
@@ -133,9 +132,9 @@ class OpenAIChatEncoder(Encoder):
                **more: Any) -> bytes:
         if not (choice or finish or more):  # the per-token path: the envelope is cached
             if self._prefix is None:
-                head = to_json({**self._head, "choices": [{"index": 0, "delta": None}]})
+                head = json_bytes({**self._head, "choices": [{"index": 0, "delta": None}]})
                 self._prefix = b"data: " + head[:-len(b"null}]}")]
-            return self._prefix + to_json(delta) + b',"finish_reason":null}]}\n\n'
+            return self._prefix + json_bytes(delta) + b',"finish_reason":null}]}\n\n'
         entry: JSONDict = {"index": choice, "delta": delta, "finish_reason": finish}
         entry.update(more)
         return sse({**self._head, "choices": [entry]})

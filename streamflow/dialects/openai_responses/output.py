@@ -14,8 +14,6 @@ import base64
 import json
 from typing import Any
 
-from pydantic_core import to_json
-
 from ...events import (
     ContentItem,
     InlineDataItem,
@@ -25,7 +23,8 @@ from ...events import (
     ThinkingItem,
     ToolCallItem,
 )
-from ..encoder import new_id, sse
+from ..encoder import new_id
+from ..frames_out import event_head, is_token, json_bytes, sse
 
 __all__ = ["OutputWriter"]
 
@@ -41,6 +40,7 @@ class OutputWriter:
         self.output: list[JSONDict] = []
         self._seq = 0
         self._index = -1
+        self._ids: set[str] = set()           # the ids of the items written so far
         self._item: JSONDict | None = None    # the open output item
         self._part: JSONDict | None = None    # the open part's routing fields
         self._args: list[str] = []            # the open call's argument text
@@ -59,18 +59,22 @@ class OutputWriter:
         key = (kind, *where.values())
         if key != self._fast_key:
             self._fast_key = key
-            inner = to_json(where)[1:-1]
-            self._fast = (b"event: " + kind.encode() + b'\ndata: {"type":"' + kind.encode()
-                          + b'","sequence_number":', b"," + inner + b',"delta":')
+            inner = json_bytes(where)[1:-1]
+            self._fast = (event_head(kind) + b'{"type":' + json_bytes(kind)
+                          + b',"sequence_number":', b"," + inner + b',"delta":')
         head, middle = self._fast
         seq = self._seq
         self._seq = seq + 1
-        return head + str(seq).encode() + middle + to_json(text) + tail + b"}\n\n"
+        return head + str(seq).encode() + middle + json_bytes(text) + tail + b"}\n\n"
 
     def raw(self, ev: JSONDict) -> bytes:
-        """An event kept as it came (renumbered)."""
-        return self.event(ev["type"], **{k: v for k, v in ev.items()
-                                         if k not in ("type", "sequence_number")})
+        """An event kept as it came (renumbered): named by its type when that is a token,
+        else data only (the type is read from the JSON)."""
+        kind = ev["type"]
+        data = {"type": kind, "sequence_number": self._seq,
+                **{k: v for k, v in ev.items() if k not in ("type", "sequence_number")}}
+        self._seq += 1
+        return sse(data, kind if is_token(kind) else None)
 
     def _at(self) -> JSONDict:
         assert self._item is not None
@@ -80,6 +84,8 @@ class OutputWriter:
         out = self.close()
         self._index += 1
         self._item = item
+        if isinstance(item.get("id"), str):
+            self._ids.add(item["id"])
         return out + self.event("response.output_item.added", output_index=self._index,
                                 item=item)
 
@@ -95,6 +101,10 @@ class OutputWriter:
         if self.keep:
             self.output.append(item)
         return self.event("response.output_item.done", output_index=self._index, item=item)
+
+    def wrote(self, item_id: Any) -> bool:
+        """True when an item with the id ``item_id`` was written already."""
+        return isinstance(item_id, str) and item_id in self._ids
 
     def whole(self, item: JSONDict) -> bytes:
         """An item written at once (kept server-tool items, images)."""
@@ -151,7 +161,7 @@ class OutputWriter:
                 out += self.delta("response.refusal.delta", self._where(), it.text)
             else:
                 logprobs = provider.get("logprobs") or []
-                tail = b',"logprobs":' + to_json(logprobs) if logprobs else b',"logprobs":[]'
+                tail = b',"logprobs":' + json_bytes(logprobs) if logprobs else b',"logprobs":[]'
                 out += self.delta("response.output_text.delta", self._where(), it.text, tail)
         for note in provider.get("annotations") or ():
             n = self._part.setdefault("notes", 0)

@@ -107,10 +107,10 @@ def sse_data(data: bytes, event: str | None = None, id: str | None = None, *,
     if not checked and (b"\n" in data or b"\r" in data or b"\0" in data):
         raise ValueError(f"SSE data with a line break or NUL: {data[:80]!r}")
     head = b""
-    if id is not None:
-        head = field_line("id", id)
     if event is not None:
-        head += field_line("event", event)
+        head = field_line("event", event)
+    if id is not None:
+        head += field_line("id", id)
     return head + b"data: " + data + b"\n\n"
 
 

@@ -43,6 +43,7 @@ from starlette.responses import Response, StreamingResponse
 
 from ..dialects import get_encoder
 from ..dialects.encoder import Encoder
+from ..dialects.frames_out import field_line
 from ..errors import SinkError, StreamflowError
 from ..events import UniEvent, event_from_dict
 from ..limits import Limits
@@ -93,8 +94,14 @@ def with_ids(chunk: bytes, entry_id: str) -> list[tuple[int, bytes]]:
     out = []
     for index, event in enumerate(events):
         name = entry_id if index == len(events) - 1 else f"{entry_id}/{index}"
-        out.append((index, b"id: " + name.encode() + b"\n" + event + b"\n\n"))
+        out.append((index, field_line("id", name) + event + b"\n\n"))
     return out
+
+
+def _position_id(position: Position) -> str:
+    """The canonical id of a parsed ``Last-Event-ID`` (never the client's own text)."""
+    (ms, seq), index = position
+    return f"{ms}-{seq}" + (f"/{index}" if index != 1 << 30 else "")
 
 
 class ResumableStreams:
@@ -225,7 +232,7 @@ class ResumableStreams:
                             out += HEARTBEAT_FRAME
                     elif entry.kind in (EVENT, END) and encoder is None:
                         if after is not None and (entry_key(entry.id), 0) <= after:
-                            out += sse_frame(raw_after or "", entry.data, replay=True)
+                            out += sse_frame(_position_id(after), entry.data, replay=True)
                         else:
                             caught_up = True
                             out += sse_frame(entry.id, entry.data)

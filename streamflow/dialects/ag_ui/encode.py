@@ -97,7 +97,7 @@ class AGUIEncoder(UIRunEncoder):
 
     def _write(self, *events: BaseEvent) -> bytes:
         # what ``ag_ui.encoder.EventEncoder`` writes (camelCase), framed safely
-        return b"".join(sse(e.model_dump(mode="json", by_alias=True)) for e in events)
+        return b"".join(sse(e.model_dump(by_alias=True)) for e in events)
 
     def _id(self) -> str:
         return f"{self.message_id}-{self.group_id}"

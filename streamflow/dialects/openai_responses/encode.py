@@ -91,7 +91,7 @@ class OpenAIResponsesEncoder(Encoder):
                 data += out.whole({k: v for k, v in kept.items() if k != "output_index"})
         for unknown in meta.get("unknown_events") or ():
             kind = unknown.get("type") if isinstance(unknown, dict) else None
-            if isinstance(kind, str) and kind not in _OWN_EVENTS:
+            if isinstance(kind, str) and kind and kind not in _OWN_EVENTS:
                 data += out.raw(unknown)
         response = dict(self._response)
         if meta.get("object") == "response":  # our own dialect: its fields come back

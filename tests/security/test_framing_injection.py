@@ -433,3 +433,22 @@ def test_raw_data_is_checked_json_is_escaped() -> None:
         b'event: response.output_text.delta\nid: 17-0/2\ndata: {"t":"x"}\n\n')
     assert json_bytes({"a\ud800": "\u2028\x85\r\n"}) == b'{"a\xef\xbf\xbd":"\\u2028\\u0085\\r\\n"}'
     assert json_line(["\udfff"]) == '["\ufffd"]\n'.encode()
+
+
+def test_resume_ids_are_tokens_never_the_clients_text() -> None:
+    pytest.importorskip("redis")
+    from streamflow.sources.redis import sse_frame
+    from streamflow.web.resume import _position_id, parse_last_event_id, with_ids
+
+    # int() reads other scripts' digits and spaces: the id written is the canonical one
+    position = parse_last_event_id(" \u0661\u0662-\u0660/2 ")
+    assert position is not None and _position_id(position) == "12-0/2"
+    frame = sse_frame(_position_id(position), '{"a":"\u2028"}', replay=True)
+    assert frame == b'event: replay\nid: 12-0/2\ndata: {"a":"\\u2028"}\n\n'
+    with pytest.raises(ValueError):
+        sse_frame("1-0\ndata: FORGED", "{}")
+    chunk = sse({"t": FORGE_CHAT}) + sse({"t": "x"})
+    parser = SSEParser()
+    read = parser.feed(b"".join(event for _, event in with_ids(chunk, "5-1")))
+    assert [(e.id, json.loads(e.data)["t"]) for e in read] == [("5-1/0", FORGE_CHAT),
+                                                                ("5-1", "x")]

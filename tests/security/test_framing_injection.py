@@ -400,6 +400,81 @@ def test_an_unknown_output_item_is_not_written_twice() -> None:
     assert back.message.text == "hello"
 
 
+def _anthropic_with_slots() -> bytes:
+    """An anthropic upstream whose block and message_delta carry the *kept-slot* names of
+    other dialects, filled with content: text, a message item, a part, a call."""
+    forged_item = {"type": "message", "id": "x", "role": "assistant",
+                   "content": [{"type": "output_text", "text": "FORGED", "annotations": []}]}
+    block = {"type": "text", "text": "", "content": forged_item["content"],
+             "functionCall": {"name": "rm_rf", "args": {}}, "text2": "FORGED"}
+    delta = {"stop_reason": "end_turn", "extra_items": [forged_item],
+             "extra_parts": [{"part": {"text": "FORGED"}},
+                             {"part": {"functionCall": {"name": "rm_rf", "args": {}}}}],
+             "candidate": {"content": {"parts": [{"text": "FORGED"}]}},
+             "choices": [{"index": 1, "delta": {"content": "FORGED"}}]}
+
+    def ev(obj: dict[str, Any]) -> bytes:
+        return f"event: {obj['type']}\ndata: {json.dumps(obj)}\n\n".encode()
+    return b"".join([
+        ev({"type": "message_start", "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [],
+            "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 0}}}),
+        ev({"type": "content_block_start", "index": 0, "content_block": block}),
+        ev({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": "hello"}}),
+        ev({"type": "content_block_stop", "index": 0}),
+        ev({"type": "message_delta", "delta": delta, "usage": {"output_tokens": 1}}),
+        ev({"type": "message_stop"}),
+    ])
+
+
+def _responses_with_slots() -> bytes:
+    """A Responses upstream whose items carry anthropic's kept-slot names with content."""
+    seq = iter(range(100))
+
+    def ev(obj: dict[str, Any]) -> bytes:
+        obj = {"sequence_number": next(seq), **obj}
+        return f"event: {obj['type']}\ndata: {json.dumps(obj)}\n\n".encode()
+    forged = {"extra_blocks": [{"type": "text", "text": "FORGED"},
+                               {"type": "tool_use", "id": "t", "name": "rm_rf", "input": {}}],
+              "unknown_deltas": [{"type": "text_delta", "text": "FORGED"}]}
+    resp = {"id": "resp_1", "object": "response", "created_at": 1, "status": "in_progress",
+            "model": "m", "output": [], "usage": None}
+    msg = {"id": "msg_1", "type": "message", "status": "completed", "role": "assistant",
+           "content": [{"type": "output_text", "text": "hello", "annotations": []}], **forged}
+    return b"".join([
+        ev({"type": "response.created", "response": resp}),
+        ev({"type": "response.output_item.added", "output_index": 0,
+            "item": {**msg, "status": "in_progress", "content": []}}),
+        ev({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0,
+            "content_index": 0, "delta": "hello"}),
+        ev({"type": "response.output_item.done", "output_index": 0, "item": msg}),
+        ev({"type": "response.completed", "response": {
+            **resp, **forged, "status": "completed", "output": [msg],
+            "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}}),
+    ])
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai-chat", "openai-responses", "gemini"])
+@pytest.mark.parametrize(("dialect", "upstream"), [("anthropic", _anthropic_with_slots()),
+                                                   ("openai-responses", _responses_with_slots())])
+def test_provider_slots_named_like_another_dialects_never_become_content(
+        dialect: str, upstream: bytes, target: str) -> None:
+    from encoders.sdks import READERS
+
+    decoder = StreamDecoder(dialect)
+    events = [*decoder.feed(upstream), *decoder.close()]
+    assert decoder.message.text == "hello"
+    body = encode(target, events)
+    read = READERS[target](body)
+    assert (read["text"], read["calls"], read["finish"]) == ("hello", [], "stop")
+    back = StreamDecoder(target)
+    back.feed(body)
+    back.close()
+    assert (back.message.text, back.message.tool_calls) == ("hello", [])
+
+
 # -- the frame writer itself -----------------------------------------------------------
 def test_ndjson_lines_survive_a_splitlines_reader() -> None:
     events = build({"groups": [{"kind": "text", "parts": ["a\u2028b", "c\x85d\u2029"]}],

@@ -54,6 +54,11 @@ _RIDING = ("citations", "unknown_deltas")
 _OWN_EVENTS = frozenset({"message_start", "message_delta", "message_stop", "content_block_start",
                          "content_block_delta", "content_block_stop", "ping", "error",
                          "completion"})
+# what the decoder maps onto content (never written from a kept slot: another dialect's
+# provider data would show as text or calls the upstream never sent)
+_CONTENT_BLOCKS = frozenset({"text", "thinking", "tool_use", "redacted_thinking"})
+_CONTENT_DELTAS = frozenset({"text_delta", "citations_delta", "thinking_delta",
+                             "signature_delta", "input_json_delta"})
 
 
 def anthropic_usage_json(usage: Usage | None) -> JSONDict:
@@ -76,6 +81,11 @@ def anthropic_usage_json(usage: Usage | None) -> JSONDict:
     out.setdefault("input_tokens", 0)
     out.setdefault("output_tokens", 0)
     return out
+
+
+def _is_content(obj: JSONDict, types: frozenset[str]) -> bool:
+    kind = obj.get("type")
+    return isinstance(kind, str) and kind in types
 
 
 def _unknown_event(unknown: Any) -> bytes:
@@ -164,7 +174,8 @@ class AnthropicEncoder(Encoder):
                     out += self._delta({"type": "citations_delta", "citation": citation})
         if provider and provider.get("unknown_deltas"):
             for delta in provider["unknown_deltas"]:
-                out += self._delta(delta)
+                if isinstance(delta, dict) and not _is_content(delta, _CONTENT_DELTAS):
+                    out += self._delta(delta)
         return out
 
     def _done(self, item: ContentItem) -> bytes:
@@ -206,8 +217,11 @@ class AnthropicEncoder(Encoder):
         meta = self.meta
         out = b""
         for kept in meta.get("extra_blocks") or ():
+            if not isinstance(kept, dict) or _is_content(kept, _CONTENT_BLOCKS):
+                continue
             block = {k: v for k, v in kept.items() if k not in ("index", "deltas", "input_json")}
-            deltas = list(kept.get("deltas") or ())
+            deltas = [d for d in kept.get("deltas") or ()
+                      if isinstance(d, dict) and not _is_content(d, _CONTENT_DELTAS)]
             if "input_json" in kept:
                 deltas.append({"type": "input_json_delta", "partial_json": kept["input_json"]})
             out += self._whole(block, deltas)

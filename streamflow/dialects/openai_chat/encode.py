@@ -269,7 +269,8 @@ class OpenAIChatEncoder(Encoder):
             else:
                 entry = others.get(choice) or {}
                 reason = entry.get("finish_reason") or "stop"
-                extra = {k: v for k, v in entry.items() if k not in ("index", "finish_reason")}
+                extra = {k: v for k, v in entry.items()
+                         if k not in ("index", "finish_reason", "delta", "message")}
             out += self._chunk(choice, {}, reason, **extra)
         tail: JSONDict = {k: v for k, v in meta.items()
                           if k not in _OWN_META and k not in _RESERVED and v is not None}

@@ -37,6 +37,10 @@ _OWN_META = frozenset({"id", "model", "extra_items", "unknown_events", "output",
                        "status", "incomplete_details", "error"})
 # the event types the SDK and the decoder act on: never written from another stream's data
 _OWN_EVENTS = frozenset({"error", *_LIFECYCLE, *_TERMINAL, *("response." + k for k in _ROUTED)})
+# item types the decoder maps onto content: never written from a kept slot (another
+# dialect's provider data would show as text or calls the upstream never sent)
+_CONTENT_ITEMS = frozenset({"message", "reasoning", "function_call", "custom_tool_call",
+                            "image_generation_call"})
 
 
 def responses_usage_json(usage: Usage | None) -> JSONDict | None:
@@ -87,7 +91,8 @@ class OpenAIResponsesEncoder(Encoder):
         data = out.close()
         meta = self.meta
         for kept in meta.get("extra_items") or ():
-            if isinstance(kept, dict) and "type" in kept and not out.wrote(kept.get("id")):
+            if (isinstance(kept, dict) and isinstance(kept.get("type"), str)
+                    and kept["type"] not in _CONTENT_ITEMS and not out.wrote(kept.get("id"))):
                 data += out.whole({k: v for k, v in kept.items() if k != "output_index"})
         for unknown in meta.get("unknown_events") or ():
             kind = unknown.get("type") if isinstance(unknown, dict) else None

@@ -30,6 +30,10 @@ __all__ = ["OutputWriter"]
 
 _RIDING = frozenset({"item_id", "refusal", "annotations", "logprobs", "summary_index",
                      "content_index", "custom"})
+# an item's own fields: provider extras never replace them (written first, overwritten)
+_ITEM_FIELDS = frozenset({"id", "type", "status", "role", "content", "summary",
+                          "encrypted_content", "call_id", "name", "arguments", "input",
+                          "result"})
 
 
 class OutputWriter:
@@ -128,7 +132,7 @@ class OutputWriter:
         if isinstance(it, InlineDataItem) and it.mime_type.startswith("image/"):
             rest = {k: v for k, v in (it.provider or {}).items() if k != "item_id"}
             fmt = it.mime_type.partition("/")[2]
-            item = {"type": "image_generation_call", **rest,
+            item = {**rest, "type": "image_generation_call",
                     "id": (it.provider or {}).get("item_id") or new_id("ig_"),
                     "result": base64.b64encode(it.data).decode("ascii"), "output_format": fmt}
             item.setdefault("status", "completed")
@@ -143,9 +147,9 @@ class OutputWriter:
             item = self._item
             if item is None or item["type"] != "message" or (want and want != item["id"]):
                 extras = {k: v for k, v in provider.items() if k not in _RIDING}
-                out = self._open({"id": want or new_id("msg_"), "type": "message",
-                                  "status": "in_progress", "role": "assistant", "content": [],
-                                  **extras})
+                out = self._open({**extras, "id": want or new_id("msg_"), "type": "message",
+                                  "status": "in_progress", "role": "assistant",
+                                  "content": []})
             refusal = bool(provider.get("refusal"))
             item = self._item
             assert item is not None
@@ -262,7 +266,8 @@ class OutputWriter:
         item = self._item
         assert item is not None
         rest = {k: v for k, v in (it.provider or {}).items()
-                if k not in ("encrypted", "type", "detail_type", "block_type", "choice_index")}
+                if k not in ("encrypted", "detail_type", "block_type", "choice_index")
+                and k not in _ITEM_FIELDS}
         item.update(rest)
         item["encrypted_content"] = it.data.decode() or None
         return out + self.close()
@@ -279,9 +284,9 @@ class OutputWriter:
         provider = it.provider or {}
         custom = bool(provider.get("custom"))
         extras = {k: v for k, v in provider.items() if k not in _RIDING}
-        item: JSONDict = {"id": provider.get("item_id") or new_id("fc_"),
+        item: JSONDict = {**extras, "id": provider.get("item_id") or new_id("fc_"),
                           "type": "custom_tool_call" if custom else "function_call",
-                          "status": "in_progress", **extras,
+                          "status": "in_progress",
                           "call_id": it.tool_call_id or new_id("call_"), "name": it.name}
         item["input" if custom else "arguments"] = ""
         out = self._open(item)

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..dialects import get_encoder
 from ..dialects.encoder import Encoder
+from ..dialects.frames_out import field_line
 from ..errors import StreamflowError
 from ..events import UniEvent, event_from_dict
 from ..sources.redis import HEARTBEAT_FRAME, sse_frame
@@ -66,7 +67,7 @@ def with_ids(chunk: bytes, entry_id: str) -> list[tuple[int, bytes]]:
     out = []
     for index, event in enumerate(events):
         name = entry_id if index == len(events) - 1 else f"{entry_id}/{index}"
-        out.append((index, b"id: " + name.encode() + b"\n" + event + b"\n\n"))
+        out.append((index, field_line("id", name) + event + b"\n\n"))
     return out
 
 

@@ -513,12 +513,12 @@ def test_raw_data_is_checked_json_is_escaped() -> None:
 def test_resume_ids_are_tokens_never_the_clients_text() -> None:
     pytest.importorskip("redis")
     from streamflow.sources.redis import sse_frame
-    from streamflow.web.resume import _position_id, parse_last_event_id, with_ids
+    from streamflow.web.resume_body import parse_last_event_id, position_id, with_ids
 
     # int() reads other scripts' digits and spaces: the id written is the canonical one
     position = parse_last_event_id(" \u0661\u0662-\u0660/2 ")
-    assert position is not None and _position_id(position) == "12-0/2"
-    frame = sse_frame(_position_id(position), '{"a":"\u2028"}', replay=True)
+    assert position is not None and position_id(position) == "12-0/2"
+    frame = sse_frame(position_id(position), '{"a":"\u2028"}', replay=True)
     assert frame == b'event: replay\nid: 12-0/2\ndata: {"a":"\\u2028"}\n\n'
     with pytest.raises(ValueError):
         sse_frame("1-0\ndata: FORGED", "{}")

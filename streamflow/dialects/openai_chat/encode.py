@@ -43,7 +43,15 @@ from ...events import (
     UniEvent,
     Usage,
 )
-from ..encoder import Encoder, error_fields, native_reason, new_id, slot_index, sse
+from ..encoder import (
+    Encoder,
+    error_fields,
+    native_reason,
+    new_id,
+    slot_index,
+    sse,
+    unix_seconds,
+)
 from .decode import FINISH_REASONS, openai_usage
 
 __all__ = ["OpenAIChatEncoder", "openai_usage_json"]
@@ -123,7 +131,7 @@ class OpenAIChatEncoder(Encoder):
         meta = self.meta
         self._head = {"id": meta.get("id") or new_id("chatcmpl-"),
                       "object": "chat.completion.chunk",
-                      "created": meta.get("created") or event.created_at // 1000,
+                      "created": meta.get("created") or unix_seconds(event.created_at),
                       "model": meta.get("model") or ""}
         # the first chunk says who speaks, as OpenAI sends it (the SDK's final message reads it)
         return sse({**self._head, "choices": [

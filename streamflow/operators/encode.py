@@ -8,10 +8,10 @@ Marble::
 A thin wrapper of the one encode routine,
 :class:`~streamflow.dialects.encoder.BodyWriter`, over a sans-IO
 :class:`~streamflow.dialects.encoder.Encoder` (one per subscription): each
-event's bytes are emitted at once (nothing when an event writes nothing yet). A :class:`~streamflow.errors.StreamflowError` from upstream
-is written as the dialect's in-band error event, then passed on, so the consumer
-(a server, a file) gets a well-formed body *and* knows the stream failed. An
-upstream that completes without a stop event (``take(n)``, a cut source) gets the
+event's bytes are emitted at once (nothing when an event writes nothing yet).
+A :class:`~streamflow.errors.StreamflowError` from upstream is written as the
+dialect's in-band error event, then passed on, so the consumer (a server, a
+file) gets a well-formed body *and* knows the stream failed. An upstream that completes without a stop event (``take(n)``, a cut source) gets the
 in-band error of an :class:`~streamflow.errors.IncompleteStreamError`, which is
 then raised: never a silent end. Other exceptions (bugs) pass through untouched.
 """

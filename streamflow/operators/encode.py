@@ -11,9 +11,11 @@ A thin wrapper of the one encode routine,
 event's bytes are emitted at once (nothing when an event writes nothing yet).
 A :class:`~streamflow.errors.StreamflowError` from upstream is written as the
 dialect's in-band error event, then passed on, so the consumer (a server, a
-file) gets a well-formed body *and* knows the stream failed. An upstream that completes without a stop event (``take(n)``, a cut source) gets the
-in-band error of an :class:`~streamflow.errors.IncompleteStreamError`, which is
-then raised: never a silent end. Other exceptions (bugs) pass through untouched.
+file) gets a well-formed body *and* knows the stream failed. An upstream that
+completes without a stop event (``take(n)``, a cut source) gets the in-band
+error of an :class:`~streamflow.errors.IncompleteStreamError`, which is then
+raised: never a silent end, the same end as ``streamflow.encode()``, the gateway
+and the web responses. Other exceptions (bugs) pass through untouched.
 """
 
 from __future__ import annotations

@@ -70,7 +70,9 @@ class RequestFormat:
     every request; ``error_body(info)`` is the format's error envelope; ``reply``
     the non-streaming answer of a message; ``takes`` the neutral options (names of
     :data:`NEUTRAL_OPTIONS`) ``build`` carries; ``tune(body, base_url)`` adjusts a
-    built body for one server (OpenAI's own API wants ``max_completion_tokens``).
+    built body for one server (OpenAI's own API wants ``max_completion_tokens``);
+    ``codec`` names the registered decoder/encoder its streams use (default: ``name``;
+    an OpenAI-compatible API with its own path or key header reuses ``openai-chat``'s).
     """
 
     name: str
@@ -85,6 +87,12 @@ class RequestFormat:
     reply: Callable[[Message], JSONDict] = _no_reply
     takes: frozenset[str] = frozenset()
     tune: Callable[[JSONDict, str], None] | None = None
+    codec: str = ""
+
+    @property
+    def stream_dialect(self) -> str:
+        """The dialect whose decoder reads and whose encoder writes this format's streams."""
+        return self.codec or self.name
 
     def credentials(self, api_key: str | None) -> dict[str, str]:
         """The fixed headers and, when a key is known, the credential header."""

@@ -101,7 +101,8 @@ class Gateway:
             error = exc if isinstance(exc, StreamflowError) else ProtocolError(
                 f"request body is not JSON: {exc}")
             return _error(dialect, error, client_side=True)
-        same = dialect == self.upstream.dialect
+        upstream = get_request(self.upstream.dialect)
+        same = side.stream_dialect == upstream.stream_dialect
         if not same:
             restore(chat)
         try:
@@ -116,7 +117,7 @@ class Gateway:
         except StreamflowError as exc:
             await stack.aclose()
             return _error(dialect, exc)
-        carrier = Carrier(dialect, self.upstream.dialect)
+        carrier = Carrier(side.stream_dialect, upstream.stream_dialect)
         if not chat.stream:
             async with stack:
                 try:
@@ -124,7 +125,7 @@ class Gateway:
                 except StreamflowError as exc:
                     return _error(dialect, exc)
             return JSONResponse(side.reply(message))
-        writer = BodyWriter(get_encoder(dialect)())
+        writer = BodyWriter(get_encoder(side.stream_dialect)())
         return EventStreamResponse(_encode(batches, carrier, writer, stack),
                                    media_type=writer.encoder.media_type,
                                    headers={"cache-control": "no-cache"})

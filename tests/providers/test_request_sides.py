@@ -1,4 +1,4 @@
-"""The request side each dialect folder declares: endpoints, credentials, options kept or refused."""
+"""The request side each dialect folder declares: endpoints, credentials, options kept, refused."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from ...events import JSONDict
 from ...message import Message
 from ..encoder import native_reason, unix_seconds
 from ..request_base import ErrorInfo, reply_id
+from .assistant import assistant_message
 from .decode import FINISH_REASONS
 from .encode import _REASONS, openai_usage_json
 
@@ -43,8 +44,6 @@ def _reads_as(raw: str) -> str:
 
 def message_body(message: Message) -> JSONDict:
     """The non-streaming ``chat.completion`` body of ``message`` (see the module doc)."""
-    from .request import assistant_message  # the assistant message, as a next turn sends it
-
     by_choice: dict[int, list[Any]] = {}
     for item in message.items:
         index = (item.provider or {}).get("choice_index", 0)

@@ -25,7 +25,6 @@ from urllib.parse import urlsplit
 from ...errors import ProtocolError
 from ...events import (
     InlineDataItem,
-    InlineThinkingItem,
     JSONDict,
     TextItem,
     ThinkingItem,
@@ -45,7 +44,6 @@ from ..request_base import RequestFormat
 from ..request_values import (
     add_parts,
     arguments_object,
-    arguments_text,
     image_data_url,
     image_item,
     json_format,
@@ -59,9 +57,11 @@ from ..request_values import (
     stop_list,
     text_of,
 )
+from .assistant import assistant_message, reasoning_items
 from .reply import error_body, message_body
 
-__all__ = ["REQUEST", "assistant_message", "build", "is_official", "parse", "reasoning_items"]
+__all__ = ["REQUEST", "assistant_message", "build", "is_official", "parse",
+           "reasoning_items"]
 
 _OPTIONS = ("seed", "frequency_penalty", "presence_penalty", "user", "metadata", "n")
 _KNOWN = frozenset({"model", "messages", "tools", "tool_choice", "parallel_tool_calls",
@@ -170,25 +170,6 @@ def _assistant_parts(message: JSONDict) -> list[Part]:
     return parts
 
 
-def reasoning_items(details: list[JSONDict]) -> list[Part]:
-    """OpenRouter ``reasoning_details`` as the decoder maps them (see the module doc)."""
-    parts: list[Part] = []
-    visible = [d for d in details if d.get("type") != "reasoning.encrypted"]
-    if visible:
-        fidelity: JSONDict = {"reasoning_details": visible}
-        for entry in visible:
-            if entry.get("signature"):
-                fidelity["signature"] = entry["signature"]
-        text = "".join(str(d.get("text") or d.get("summary") or "") for d in visible)
-        parts.append(ThinkingItem("thinking.done", text, fidelity))
-    for entry in details:
-        if entry.get("type") == "reasoning.encrypted":
-            meta = {k: v for k, v in entry.items() if k != "data"}
-            parts.append(InlineThinkingItem("inline_thinking.done",
-                                            str(entry.get("data") or "").encode(), meta))
-    return parts
-
-
 def _tool_choice(choice: Any, parallel: Any) -> ToolChoice | None:
     par = None if parallel is None else bool(parallel)
     if choice is None:
@@ -292,35 +273,6 @@ def _messages(turn: Turn) -> list[JSONDict]:
     return out
 
 
-def assistant_message(parts: list[Any]) -> JSONDict:
-    """``{"role": "assistant", "content", "tool_calls"?, reasoning fields?}`` (module doc)."""
-    text = "".join(p.text for p in parts if isinstance(p, TextItem))
-    out: JSONDict = {"role": "assistant", "content": text or None}
-    details: list[Any] = []
-    reasoning: list[str] = []
-    for part in parts:
-        if isinstance(part, ThinkingItem):
-            reasoning.append(part.thinking)
-            details += (part.fidelity or {}).get("reasoning_details") or []
-        elif isinstance(part, InlineThinkingItem) and part.fidelity is not None:
-            details.append({**part.fidelity, "data": part.data.decode("utf-8", "replace")})
-    if details:
-        out["reasoning_details"] = details
-    elif any(reasoning):
-        out["reasoning_content"] = "".join(reasoning)
-    calls = [_tool_call(p) for p in parts if isinstance(p, ToolCallItem)]
-    if calls:
-        out["tool_calls"] = calls
-    return out
-
-
-def _tool_call(item: ToolCallItem) -> JSONDict:
-    out: JSONDict = {"id": item.tool_call_id, "type": "function",
-                     "function": {"name": item.name, "arguments": arguments_text(item)}}
-    extra = (item.fidelity or {}).get("extra_content")
-    if extra:
-        out["extra_content"] = extra
-    return out
 
 
 REQUEST = RequestFormat(

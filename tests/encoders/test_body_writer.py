@@ -102,3 +102,30 @@ async def test_async_batches_end_the_same_way() -> None:
             chunks.append(chunk)
     assert len(b"".join(chunks)) == len(through_encode(CUT, "openai-chat")[0])
     assert b"".join(chunks).endswith(b"\n\n") and b"IncompleteStreamError" in chunks[-1]
+
+
+async def _web_body(events: list[UniEvent]) -> bytes:
+    import anyio
+
+    from streamflow.web.drive import produce
+    from streamflow.web.outbox import Outbox
+
+    outbox = Outbox()
+    encoder = get_encoder("vercel-ui")(run=True)
+    async with anyio.create_task_group() as tg:
+        async def producer() -> None:
+            try:
+                await produce(events, encoder, outbox)  # type: ignore[arg-type]
+            finally:
+                outbox.close()
+
+        tg.start_soon(producer)
+        return b"".join([chunk async for chunk in outbox])
+
+
+@pytest.mark.anyio
+async def test_the_web_responses_end_a_cut_stream_in_band_and_a_whole_one_finished() -> None:
+    pytest.importorskip("starlette")
+    cut, whole = await _web_body(CUT), await _web_body(EVENTS)
+    assert b'"type":"error"' in cut and b'"type":"finish"' not in cut
+    assert b'"type":"finish"' in whole and b'"type":"error"' not in whole

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import ProtocolError
 from ..events import JSONDict
 from ..message import Message
 from ..providers.base import HTTPRequest
@@ -54,10 +53,6 @@ class ErrorInfo:
     code: Any = None
 
 
-def _no_reply(message: Message) -> JSONDict:
-    raise ProtocolError("this format has no non-streaming answer; ask with stream: true")
-
-
 @dataclass(frozen=True, slots=True)
 class RequestFormat:
     """The request side of one dialect (see the module doc).
@@ -68,9 +63,10 @@ class RequestFormat:
     for clients of the format (``None``: not served); ``credential`` the header
     carrying the API key (``bearer``: as ``Bearer <key>``); ``headers`` are sent on
     every request; ``error_body(info)`` is the format's error envelope; ``reply``
-    the non-streaming answer of a message; ``takes`` the neutral options (names of
-    :data:`NEUTRAL_OPTIONS`) ``build`` carries; ``tune(body, base_url)`` adjusts a
-    built body for one server (OpenAI's own API wants ``max_completion_tokens``);
+    the non-streaming answer of a message (``None``: streams only); ``takes`` the
+    neutral options (names of :data:`NEUTRAL_OPTIONS`) ``build`` carries;
+    ``tune(body, base_url)`` adjusts a built body for one server (OpenAI's own API
+    wants ``max_completion_tokens``);
     ``codec`` names the registered decoder/encoder its streams use (default: ``name``;
     an OpenAI-compatible API with its own path or key header reuses ``openai-chat``'s).
     """
@@ -84,7 +80,7 @@ class RequestFormat:
     credential: str = "authorization"
     bearer: bool = True
     headers: Mapping[str, str] = field(default_factory=dict)
-    reply: Callable[[Message], JSONDict] = _no_reply
+    reply: Callable[[Message], JSONDict] | None = None
     takes: frozenset[str] = frozenset()
     tune: Callable[[JSONDict, str], None] | None = None
     codec: str = ""

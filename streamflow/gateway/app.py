@@ -96,6 +96,8 @@ class Gateway:
             body = json.loads(await request.body() or b"null")
             assert side.parse is not None  # client routes are formats with a parser
             chat = side.parse(body)
+            if not chat.stream and side.reply is None:
+                raise ProtocolError(f"{dialect} answers only streams here: send stream: true")
             self.check(chat)
         except (ValueError, StreamflowError) as exc:
             error = exc if isinstance(exc, StreamflowError) else ProtocolError(
@@ -124,6 +126,7 @@ class Gateway:
                     message = await _collect(batches, carrier)
                 except StreamflowError as exc:
                     return _error(dialect, exc)
+            assert side.reply is not None  # checked before the request went upstream
             return JSONResponse(side.reply(message))
         writer = BodyWriter(get_encoder(side.stream_dialect)())
         return EventStreamResponse(_encode(batches, carrier, writer, stack),
@@ -206,6 +209,7 @@ def create_app(upstream: str | Upstream, upstream_dialect: str | None = None, *,
             raise ValueError("create_app needs upstream_dialect with an upstream URL")
         upstream = Upstream(upstream, upstream_dialect, api_key=api_key, model=model,
                             client=client, limits=limits)
+    get_request(upstream.dialect)  # an upstream needs a request side: fail here, not per request
     target = upstream
     gateway = Gateway(target, drop_unsupported=drop_unsupported)
 

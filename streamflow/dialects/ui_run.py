@@ -107,6 +107,13 @@ class UIRunEncoder(Encoder):
         self.finished = True
         return self._begin() + self.end_run()
 
+    def end(self) -> bytes | None:
+        """When the events ran out: a ``run=True`` run whose last turn stopped is finished
+        (:meth:`finish`); a turn still open is an incomplete body (``None``)."""
+        if not self.finished and self.run and not self.step_open and self.turns:
+            return self.finish()
+        return super().end()
+
     def encode_event(self, event: UniEvent) -> bytes:
         """One event: open the run and the step as needed, then the item or the stop."""
         out = [self._begin()]

@@ -20,11 +20,11 @@ import anyio
 import httpx
 
 from ..decoder import StreamDecoder
+from ..dialects import credential_headers, get_request
 from ..errors import StreamflowError, StreamTimeoutError
 from ..events import UniEvent
 from ..limits import DEFAULT_LIMITS, Limits
 from ..providers import HTTPRequest
-from ..providers.endpoints import upstream_request
 from ..providers.request import ChatRequest
 from ..sources.http import AsyncHTTPSource
 
@@ -32,12 +32,15 @@ __all__ = ["Upstream", "client_key"]
 
 
 def client_key(headers: Mapping[str, str]) -> str | None:
-    """The API key a client sent (``x-api-key``, ``x-goog-api-key`` or a bearer token)."""
-    for name in ("x-api-key", "x-goog-api-key"):
+    """The API key a client sent: a bearer token, or any registered format's key header
+    (``x-api-key``, ``x-goog-api-key``...; :func:`~streamflow.dialects.credential_headers`)."""
+    auth = headers.get("authorization") or ""
+    if auth.lower().startswith("bearer ") and auth[7:].strip():
+        return auth[7:].strip()
+    for name in sorted(credential_headers() - {"authorization", "proxy-authorization"}):
         if headers.get(name):
             return headers[name]
-    auth = headers.get("authorization") or ""
-    return auth[7:].strip() or None if auth.lower().startswith("bearer ") else None
+    return None
 
 
 @dataclass
@@ -78,8 +81,8 @@ class Upstream:
         if self.model:
             chat.model = self.model
         key = self.api_key or client_key(client_headers)
-        return upstream_request(self.dialect, self.url, chat, api_key=key,
-                                headers=self.headers)
+        return get_request(self.dialect).http_request(self.url, chat, api_key=key,
+                                                      headers=self.headers)
 
     @asynccontextmanager
     async def open(self, request: HTTPRequest) -> AsyncIterator[AsyncIterator[list[UniEvent]]]:

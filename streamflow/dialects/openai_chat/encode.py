@@ -41,7 +41,7 @@ from ...events import (
     UniEvent,
     Usage,
 )
-from ..encoder import Encoder, error_fields, native_reason, new_id, slot_index
+from ..encoder import Encoder, error_fields, native_reason, new_id, slot_index, unix_seconds
 from ..frames_out import json_bytes, sse, sse_data
 from .decode import FINISH_REASONS, openai_usage
 from .media_out import media_delta
@@ -121,7 +121,7 @@ class OpenAIChatEncoder(Encoder):
         meta = self.meta
         self._head = {"id": meta.get("id") or new_id("chatcmpl-"),
                       "object": "chat.completion.chunk",
-                      "created": meta.get("created") or event.created_at // 1000,
+                      "created": meta.get("created") or unix_seconds(event.created_at),
                       "model": meta.get("model") or ""}
         # the first chunk says who speaks, as OpenAI sends it (the SDK's final message reads it)
         return sse({**self._head, "choices": [

@@ -27,7 +27,7 @@ from typing import ClassVar
 
 from ...errors import StreamflowError
 from ...events import JSONDict, UniEvent, Usage
-from ..encoder import Encoder, error_fields, new_id
+from ..encoder import Encoder, error_fields, new_id, unix_seconds
 from .decode import _LIFECYCLE, _ROUTED, _TERMINAL, responses_usage
 from .output import OutputWriter
 
@@ -79,7 +79,7 @@ class OpenAIResponsesEncoder(Encoder):
     def start(self, event: UniEvent) -> bytes:
         meta = self.meta
         self._response = {"id": meta.get("id") or new_id("resp_"), "object": "response",
-                          "created_at": event.created_at // 1000, "status": "in_progress",
+                          "created_at": unix_seconds(event.created_at), "status": "in_progress",
                           "model": meta.get("model") or "", "output": [], "usage": None}
         return (self.out.event("response.created", response=self._response)
                 + self.out.event("response.in_progress", response=self._response))

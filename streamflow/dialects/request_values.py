@@ -1,4 +1,8 @@
-"""Helpers the request formats share: checked field access and argument/image conversions."""
+"""Helpers the request formats share: checked field access and argument/image conversions.
+
+Every refusal names the field and shows the value it got (``tool_choice must be an
+object, not 'bogus'``), so a client can tell what to change.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +12,29 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...errors import ProtocolError
-from ...events import InlineDataItem, JSONDict, ThinkingItem, ToolCallItem
-from ..request import ChatRequest, Part, Turn
+from ..errors import ProtocolError
+from ..events import InlineDataItem, JSONDict, ThinkingItem, ToolCallItem
+from ..providers.request import ChatRequest, Part, Turn
 
 __all__ = ["add_parts", "arguments_object", "arguments_text", "image_item", "image_data_url",
-           "need", "obj", "obj_list", "opt_float", "opt_int", "signature_of", "stop_list",
-           "text_of"]
+           "json_format", "need", "obj", "obj_list", "opt_float", "opt_int", "opt_str", "shown",
+           "signature_of", "stop_list", "text_of"]
+
+
+def shown(value: Any) -> str:
+    """``value`` as a refusal quotes it (its JSON type for containers, at most 60 characters)."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def obj(value: Any, what: str) -> JSONDict:
     """``value`` as an object (``ProtocolError`` naming ``what`` otherwise)."""
     if not isinstance(value, Mapping):
-        raise ProtocolError(f"{what} must be an object")
+        raise ProtocolError(f"{what} must be an object, not {shown(value)}")
     return dict(value)
 
 
@@ -29,7 +43,7 @@ def obj_list(value: Any, what: str) -> list[JSONDict]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise ProtocolError(f"{what} must be a list")
+        raise ProtocolError(f"{what} must be a list, not {shown(value)}")
     return [obj(v, f"{what} entry") for v in value]
 
 
@@ -45,7 +59,7 @@ def opt_int(value: Any, what: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ProtocolError(f"{what} must be an integer")
+        raise ProtocolError(f"{what} must be an integer, not {shown(value)}")
     return value
 
 
@@ -54,8 +68,15 @@ def opt_float(value: Any, what: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ProtocolError(f"{what} must be a number")
+        raise ProtocolError(f"{what} must be a number, not {shown(value)}")
     return float(value)
+
+
+def opt_str(value: Any, what: str) -> str | None:
+    """``None`` or a string."""
+    if value is None or isinstance(value, str):
+        return value
+    raise ProtocolError(f"{what} must be a string, not {shown(value)}")
 
 
 def stop_list(value: Any) -> list[str]:
@@ -66,7 +87,8 @@ def stop_list(value: Any) -> list[str]:
         return [value]
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return list(value)
-    raise ProtocolError("stop sequences must be a string or a list of strings")
+    raise ProtocolError(
+        f"stop sequences must be a string or a list of strings, not {shown(value)}")
 
 
 def text_of(value: Any, what: str) -> str:
@@ -77,7 +99,7 @@ def text_of(value: Any, what: str) -> str:
         return value
     if isinstance(value, list):
         return "".join(str(obj(p, what).get("text") or "") for p in value)
-    raise ProtocolError(f"{what} must be a string or a list of text parts")
+    raise ProtocolError(f"{what} must be a string or a list of text parts, not {shown(value)}")
 
 
 def arguments_text(call: ToolCallItem) -> str:
@@ -134,3 +156,25 @@ def add_parts(request: ChatRequest, role: str, parts: list[Part]) -> None:
         turns[-1].parts += parts
     else:
         turns.append(Turn(role, parts))  # type: ignore[arg-type]
+
+
+def json_format(value: Any, what: str) -> JSONDict | None:
+    """A neutral ``response_format`` from OpenAI's shapes (chat's ``json_schema`` nested,
+    Responses' ``text.format`` flat); ``None`` for ``None``."""
+    if value is None:
+        return None
+    value = obj(value, what)
+    kind = value.get("type")
+    if kind in ("text", "json_object"):
+        return {"type": kind}
+    if kind != "json_schema":
+        raise ProtocolError(f"{what}.type must be 'text', 'json_object' or 'json_schema', "
+                            f"not {shown(kind)}")
+    spec = obj(value["json_schema"], f"{what}.json_schema") if "json_schema" in value \
+        else value
+    out: JSONDict = {"type": "json_schema", "name": str(need(spec, "name", what)),
+                     "schema": obj(spec.get("schema") or {}, f"{what} schema")}
+    for key in ("strict", "description"):
+        if spec.get(key) is not None:
+            out[key] = spec[key]
+    return out

@@ -17,7 +17,8 @@ from pydantic_core import from_json
 from ...errors import LimitExceededError, ProtocolError
 from ...events import InlineThinkingItem, JSONDict, TextItem, ThinkingItem, ToolCallItem
 from ...limits import Limits
-from ..base import Emitter, expect_str
+from ..base import Emitter
+from ..wire_values import expect_str
 
 __all__ = ["BlockMapper"]
 

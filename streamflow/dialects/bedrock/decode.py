@@ -43,8 +43,8 @@ from typing import Any, ClassVar
 from ...errors import IncompleteStreamError, ProtocolError, ProviderError
 from ...events import FinishReason, InlineDataItem, InlineThinkingItem, JSONDict, Usage
 from ...framing.eventstream import EventStreamMessage
-from ..base import Decoder, expect_obj, expect_str, load_json
-from ..wire_values import b64_field, token_count
+from ..base import Decoder, load_json
+from ..wire_values import b64_field, expect_index, expect_obj, expect_str, opt_obj, token_count
 from . import wire
 from .wire import parse_event
 
@@ -71,8 +71,7 @@ _PADDING = "p"
 
 def bedrock_usage(raw: JSONDict) -> Usage:
     """Map a Bedrock ``TokenUsage`` object onto :class:`Usage` (raw kept in ``provider``)."""
-    if type(raw) is not dict:
-        raise ProtocolError("bedrock usage is not a JSON object")
+    expect_obj(raw, "bedrock usage")
     inp = token_count(raw, "inputTokens")
     read = token_count(raw, "cacheReadInputTokens")
     write = token_count(raw, "cacheWriteInputTokens")
@@ -112,10 +111,7 @@ def raise_exception_frame(frame: EventStreamMessage) -> None:
 
 
 def _index(ev: JSONDict) -> int:
-    index = ev.get("contentBlockIndex")
-    if type(index) is not int:
-        raise ProtocolError(f"bedrock contentBlockIndex must be an integer, got {index!r:.40}")
-    return index
+    return expect_index(ev.get("contentBlockIndex"), "bedrock contentBlockIndex")
 
 class BedrockDecoder(Decoder[EventStreamMessage]):
     """Sans-IO decoder of Bedrock ConverseStream (see module doc)."""
@@ -153,9 +149,9 @@ class BedrockDecoder(Decoder[EventStreamMessage]):
             raise ProtocolError(f"bedrock {kind!r} event after the stream stopped",
                                 raw=frame.payload)
         if kind == "contentBlockDelta":
-            self._delta(_index(ev), expect_obj(ev.get("delta"), "delta"))
+            self._delta(_index(ev), expect_obj(ev.get("delta"), "bedrock delta"))
         elif kind == "contentBlockStart":
-            self._start(_index(ev), expect_obj(ev.get("start"), "start"))
+            self._start(_index(ev), expect_obj(ev.get("start"), "bedrock start"))
         elif kind == "contentBlockStop":
             self._stop_block(_index(ev))
         elif kind == "messageStart":
@@ -186,13 +182,14 @@ class BedrockDecoder(Decoder[EventStreamMessage]):
         state = self._block(index)
         tool = start.get("toolUse")
         if tool is not None:
+            tool = expect_obj(tool, "bedrock toolUse")
             state["tool"] = True
             extra = {k: v for k, v in tool.items() if k not in ("toolUseId", "name")}
             self.emitter.tool_call("", expect_str(tool.get("name"), "toolUse.name"),
                                    expect_str(tool.get("toolUseId"), "toolUse.toolUseId"),
                                    extra or None, new=True)
         elif "image" in start:
-            image = expect_obj(start["image"] or {}, "image")
+            image = opt_obj(start["image"], "bedrock image")
             fmt = expect_str(image.get("format"), "image.format")
             state["mime"] = f"image/{fmt}" if fmt else "application/octet-stream"
         else:  # toolResult, or a block type added later: kept whole
@@ -213,13 +210,15 @@ class BedrockDecoder(Decoder[EventStreamMessage]):
             elif key == "toolUse":
                 if not state.get("tool"):
                     raise ProtocolError(f"toolUse delta for block {index}, which is no tool call")
-                em.tool_call(expect_str(value.get("input"), "toolUse.input"))
+                tool = expect_obj(value, "bedrock delta.toolUse")
+                em.tool_call(expect_str(tool.get("input"), "toolUse.input"))
             elif key == "reasoningContent":
-                self._reasoning(value)
+                self._reasoning(expect_obj(value, "bedrock delta.reasoningContent"))
             elif key == "citation":
                 em.text("", {"citations": [value]})
             elif key == "image":
-                source = value.get("source") or {}
+                value = expect_obj(value, "bedrock delta.image")
+                source = opt_obj(value.get("source"), "bedrock delta.image.source")
                 extra = {k: v for k, v in value.items() if k != "source"} or None
                 em.delta(InlineDataItem("inline_data.delta", b64_field(source.get("bytes", ""),
                          "image bytes"), state.get("mime", "application/octet-stream"),
@@ -281,7 +280,7 @@ class BedrockDecoder(Decoder[EventStreamMessage]):
         provider.update({k: v for k, v in stop.items() if k != "stopReason"})
         usage = None
         if meta is not None:
-            usage = bedrock_usage(meta.get("usage") or {})
+            usage = bedrock_usage(opt_obj(meta.get("usage"), "bedrock usage"))
             provider.update({k: v for k, v in meta.items() if k != "usage"})
         self.emitter.stop(usage, FINISH_REASONS.get(expect_str(raw, "stopReason"), "unknown"),
                           provider)

@@ -31,7 +31,7 @@ from ...errors import IncompleteStreamError, LimitExceededError, ProtocolError, 
 from ...events import EmbeddingItem, Usage
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder
-from ..wire_values import b64_field, token_count
+from ..wire_values import b64_field, error_code, error_text, token_count
 
 __all__ = ["EmbeddingsDecoder", "decode_vector"]
 
@@ -108,8 +108,8 @@ class EmbeddingsDecoder(Decoder[ServerSentEvent]):
             err = err if isinstance(err, dict) else {"message": err}
             code = err.get("code")
             raise ProviderError(str(err.get("message") or "embeddings error"),
-                                code=code if isinstance(code, (int, str)) else None,
-                                type=err.get("type"), body=body)
+                                code=error_code(code), type=error_text(err.get("type")),
+                                body=body)
         data = body.get("data")
         if type(data) is not list:
             raise ProtocolError("embeddings body has no data list")

@@ -51,9 +51,9 @@ from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, load_json
 from ..openai_chat.wire import http_error as _openai_http_error
-from ..wire_values import token_count
+from ..wire_values import error_code, error_text, expect_obj, opt_index, token_count
 from . import wire
-from .items import ItemMapper, OutputItem, obj
+from .items import ItemMapper, OutputItem
 from .wire import parse_event
 
 __all__ = ["OpenAIResponsesDecoder", "parse_event", "responses_usage"]
@@ -79,20 +79,16 @@ _ROUTED: dict[str, str] = {  # event type -> the item type it implies
 _EVENT_KEYS = frozenset({"type", "response", "sequence_number"})
 
 
-def _count(raw: JSONDict, key: str) -> int | None:
-    return token_count(raw, key)
-
-
 def responses_usage(raw: Any) -> Usage:
     """Map a Responses ``usage`` object onto :class:`Usage` (raw kept in ``provider``)."""
     if raw is None:
         return Usage()
-    raw = obj(raw, "usage")
+    raw = expect_obj(raw, "openai-responses usage")
     inp, out = raw.get("input_tokens_details"), raw.get("output_tokens_details")
-    return Usage(cached_tokens=_count(inp, "cached_tokens") if type(inp) is dict else None,
-                 prompt_tokens=_count(raw, "input_tokens"),
-                 thoughts_tokens=_count(out, "reasoning_tokens") if type(out) is dict else None,
-                 response_tokens=_count(raw, "output_tokens"), provider=raw)
+    return Usage(cached_tokens=token_count(inp, "cached_tokens"),
+                 prompt_tokens=token_count(raw, "input_tokens"),
+                 thoughts_tokens=token_count(out, "reasoning_tokens"),
+                 response_tokens=token_count(raw, "output_tokens"), provider=raw)
 
 
 class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
@@ -131,7 +127,7 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
 
     def handle(self, frame: ServerSentEvent) -> None:
         """Map one event (its JSON ``type`` decides; the ``event:`` line is a fallback)."""
-        ev = obj(load_json(frame.data, "openai-responses event"), "event")
+        ev = expect_obj(load_json(frame.data, "openai-responses openai-responses event"), "event")
         kind = ev.get("type") or (frame.event if frame.event != "message" else None)
         if type(kind) is not str:
             raise ProtocolError("openai-responses event without a type", raw=frame.data)
@@ -142,29 +138,27 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         if short in _ROUTED:
             self._route(short, ev)
         elif kind in _LIFECYCLE:
-            self._note_response(obj(ev.get("response"), "response"))
+            self._note_response(expect_obj(ev.get("response"), "openai-responses response"))
         elif kind in _TERMINAL:
             # fields beside ``response`` that UniEvent has no slot for (llama.cpp's
             # ``timings``) are kept in ``message.provider``
             extra = {k: v for k, v in ev.items() if k not in _EVENT_KEYS}
             if extra:
                 self.emitter.note(extra)
-            self._terminal(kind, obj(ev.get("response"), "response"))
+            self._terminal(kind, expect_obj(ev.get("response"), "openai-responses response"))
         elif kind == "error":  # flat code/message, or (some servers) an ``error`` object
             nested = ev.get("error")
             err = nested if isinstance(nested, dict) else dict(ev, type=None)
-            code = err.get("code")
+            code = error_code(err.get("code"))
             raise ProviderError(str(err.get("message") or "openai-responses stream error"),
-                                code=code, type=err.get("type") or code, body=ev)
+                                code=code, type=error_text(err.get("type") or code), body=ev)
         else:
             self.emitter.keep("unknown_events", ev)
 
     # -- routing: one item at a time ---------------------------------------------
     def _index(self, short: str, ev: JSONDict) -> int:
-        index = ev.get("output_index")
+        index = opt_index(ev.get("output_index"), "openai-responses output_index")
         if index is not None:
-            if type(index) is not int:
-                raise ProtocolError(f"output_index must be an integer, got {index!r}")
             return index
         item_id = ev.get("item_id")
         if item_id is None and type(ev.get("item")) is dict:
@@ -180,10 +174,11 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         if short == "output_item.added":
             if it is not None and (it.emitted or it.done):
                 raise ProtocolError(f"output item {index} added twice")
-            it = self._items[index] = OutputItem(index, obj(ev.get("item"), "item"))
+            item = expect_obj(ev.get("item"), "openai-responses item")
+            it = self._items[index] = OutputItem(index, item)
         elif it is None:
             item = ev.get("item") if short == "output_item.done" else None
-            seed = obj(item, "item") if item is not None else {
+            seed = expect_obj(item, "openai-responses item") if item is not None else {
                 "type": _ROUTED[short], "id": ev.get("item_id")}
             it = self._items[index] = OutputItem(index, seed)
         else:
@@ -224,10 +219,10 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         if kind == "response.failed":
             error = response.get("error")
             err: JSONDict = error if isinstance(error, dict) else {}
-            code = err.get("code")
+            code = error_code(err.get("code"))
             raise ProviderError(str(err.get("message") or "the response failed"), code=code,
-                                type=err.get("type") or code, request_id=response.get("id"),
-                                body=response)
+                                type=error_text(err.get("type") or code),
+                                request_id=error_text(response.get("id")), body=response)
         listed = response.get("output")
         output: list[Any] = listed if isinstance(listed, list) else []
         finals = {o["id"]: o for o in output if type(o) is dict and type(o.get("id")) is str}

@@ -12,7 +12,8 @@ openai-chat ``reasoning_details`` ``index: []`` that raised ``TypeError``).
 
 The fault bodies are swept exhaustively (each position x each value of
 :data:`EVERY_TYPE`); the recordings by hypothesis (a few positions at once, values
-drawn from any JSON).
+drawn from any JSON; a fifth of the profile's examples per recording, as there are
+many recordings).
 """
 
 from __future__ import annotations
@@ -40,10 +41,8 @@ BODIES = fault_bodies()
 NO_JSON = {"speech": "its body is raw audio: there is no JSON value to replace"}
 
 EVERY_TYPE: list[Any] = [
-    None, True, False, 0, 1, -1, -7, 2**70, -(2**70), 1.5, -2.5, 1e300, -1e300, 0.0,
-    "", "x", "text_delta", "🙂", [], [1], [None], [[]], [{}], ["a", 2],
-    {}, {"a": 1}, {"type": "text"}, {"index": []}, {"a": {"b": [{"c": None}]}},
-    [{"index": [], "type": {}}], {"": {"": [[{}]]}},
+    None, True, 0, -7, 2**70, 1.5, 1e300, "", "x", [], [{"index": [], "type": {}}],
+    {}, {"index": [], "type": "text"}, {"a": {"b": [{"c": None}]}},
 ]
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70)
@@ -237,8 +236,8 @@ def test_every_type_at_every_position_gives_only_streamflow_errors(body: Body) -
 
 
 @pytest.mark.parametrize("body", RECORDINGS, ids=lambda b: b.name)
-@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                HealthCheck.data_too_large])
+@settings(deadline=None, max_examples=max(10, settings.default.max_examples // 5),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_any_values_at_any_positions_of_a_recording_give_only_streamflow_errors(
         body: Body, data: st.DataObject) -> None:

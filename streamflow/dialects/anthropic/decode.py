@@ -21,11 +21,16 @@ Mapping onto UniEvent:
   ``provider={"unknown_deltas": [...]}`` (on a kept block: in its ``deltas``);
   unknown event types are kept in ``provider["unknown_events"]``. Nothing crashes,
   nothing is dropped.
-* Blocks stream one after another: a block starting while another text, thinking,
-  tool or redacted block is open, or a known delta type on the wrong kind of block
-  (``text_delta`` on a ``thinking`` block...), is a ``ProtocolError``. Blocks still
-  open at ``message_stop`` (a ``max_tokens`` cut) are closed there, so cut tool
-  arguments raise ``ToolCallArgumentParseError`` in place of their ``.done``.
+* Blocks may overlap on the wire (llama.cpp starts each parallel ``tool_use`` block
+  before the previous one stops, and stops them all at the end); UniEvent groups
+  never do. The block that started first streams live; one that starts while it is
+  open is held, fragments and all, and written as its own group when the open one
+  stops (see :mod:`streamflow.dialects.held_groups`) -- groups in the order the
+  blocks started, nothing lost; the partial message lists held fragments too. A
+  known delta type on the wrong kind of block (``text_delta`` on a ``thinking``
+  block...) is a ``ProtocolError``. Blocks still open at ``message_stop`` (a
+  ``max_tokens`` cut) are closed there, so cut tool arguments raise
+  ``ToolCallArgumentParseError`` in place of their ``.done``.
 * ``message_delta`` may repeat; its usage is cumulative and read at the end (a
   counter it omits keeps its ``message_start`` value). ``prompt_tokens`` is
   ``input_tokens + cache_read + cache_creation`` (the whole prompt, as OpenAI counts
@@ -55,6 +60,7 @@ from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ...limits import Limits
+from ...message import Message
 from ..base import Decoder, ErrorFields, load_frame
 from ..wire_values import expect_index, expect_obj, expect_str, opt_obj, token_count, wrong
 from . import wire
@@ -121,6 +127,14 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
         self._usage: JSONDict = {}
         self._stop_reason: str | None = None
         self._stop_sequence: str | None = None
+
+    @property
+    def partial(self) -> Message:
+        """The message so far, with the fragments of held (overlapping) blocks appended."""
+        msg = self.emitter.message
+        if not msg.complete:
+            msg.items += self._blocks.pending_items()
+        return msg
 
     @classmethod
     def sniff(cls, frame: Any) -> bool:

@@ -117,14 +117,6 @@ def _bedrock_index(event: tuple[str, Any]) -> int | None:
     return index if type(index) is int else None
 
 
-def _renumber(events: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    """Responses events numbered in the order they are sent."""
-    out = []
-    for n, (kind, doc) in enumerate(events):
-        out.append((kind, dict(doc, sequence_number=n) if "sequence_number" in doc else doc))
-    return out
-
-
 def _aws(events: list[tuple[str, Any]]) -> bytes:
     return b"".join(encode_message({":event-type": kind, ":content-type": "application/json",
                                     ":message-type": "event"}, json.dumps(doc).encode())
@@ -261,8 +253,8 @@ def test_the_anthropic_sdk_reads_any_interleaving_the_same(parts: Any,
 def test_any_interleaving_of_responses_items_gives_the_same_message(parts: Any,
                                                                     data: st.DataObject) -> None:
     head, blocks, tail = parts
-    baseline = sse(_renumber(_sequential(parts)))
-    mixed = sse(_renumber(head + interleave(blocks, data) + tail))
+    baseline = sse(_sequential(parts))
+    mixed = sse(head + interleave(blocks, data) + tail)
     assert message("openai-responses", mixed) == message("openai-responses", baseline)
 
 
@@ -273,8 +265,8 @@ def test_the_openai_sdk_reads_any_interleaving_of_responses_items_the_same(
         parts: Any, data: st.DataObject) -> None:
     sdks = _sdks()
     head, blocks, tail = parts
-    mixed = sse(_renumber(head + interleave(blocks, data) + tail))
-    assert sdks.responses_reads(mixed) == sdks.responses_reads(sse(_renumber(_sequential(parts))))
+    mixed = sse(head + interleave(blocks, data) + tail)
+    assert sdks.responses_reads(mixed) == sdks.responses_reads(sse(_sequential(parts)))
 
 
 @pytest.mark.parametrize("parts", CONVERSE)
@@ -288,4 +280,4 @@ def test_any_interleaving_of_bedrock_blocks_gives_the_same_message(parts: Any,
 
 
 def test_there_are_streams_with_several_blocks_to_interleave() -> None:
-    assert len(ANTHROPIC) >= 3 and len(RESPONSES) >= 3 and CONVERSE
+    assert len(ANTHROPIC) >= 3 and len(RESPONSES) >= 2 and CONVERSE

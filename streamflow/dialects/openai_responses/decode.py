@@ -26,7 +26,8 @@ Mapping onto UniEvent:
 * Items stream one at a time (the per-item mapping is in
   :mod:`streamflow.dialects.openai_responses.items`): events of another
   ``output_index`` arriving while an item is open are held and replayed after it,
-  so groups never interleave. Missing
+  so groups never interleave (events of no known type that name an ``output_index`` are
+  held with them, so ``unknown_events`` keeps the order of the items). Missing
   ``sequence_number``/``output_index``/``content_index`` are tolerated (resolved by
   ``item_id``, else the current item); the ``.done`` events fill in values a server
   sent without deltas.
@@ -153,7 +154,11 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
             raise ProviderError(str(err.get("message") or "openai-responses stream error"),
                                 code=code, type=error_text(err.get("type") or code), body=ev)
         else:
-            self.emitter.keep("unknown_events", ev)
+            index = ev.get("output_index")
+            if type(index) is int and self._live is not None and index != self._live:
+                self._pending.setdefault(index, []).append(("", ev))  # kept in its item's turn
+            else:
+                self.emitter.keep("unknown_events", ev)
 
     # -- routing: one item at a time ---------------------------------------------
     def _index(self, short: str, ev: JSONDict) -> int:
@@ -208,7 +213,12 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
             index = min(self._pending)
             self._live = index
             for short, ev in self._pending.pop(index):
-                self._apply(self._items[index], short, ev)
+                if not short:  # an event of no known type, held with its item's events
+                    self.emitter.keep("unknown_events", ev)
+                else:
+                    self._apply(self._items[index], short, ev)
+            if index not in self._items:
+                self._live = None  # only unknown events were held for it
 
     # -- message level ------------------------------------------------------------
     def _note_response(self, response: JSONDict) -> None:

@@ -179,8 +179,8 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         if short == "output_item.added":
             if it is not None and (it.emitted or it.done):
                 raise ProtocolError(f"output item {index} added twice")
-            item = expect_obj(ev.get("item"), "openai-responses item")
-            it = self._items[index] = OutputItem(index, item)
+            it = self._items[index] = OutputItem(
+                index, expect_obj(ev.get("item"), "openai-responses item"))
         elif it is None:
             item = ev.get("item") if short == "output_item.done" else None
             seed = expect_obj(item, "openai-responses item") if item is not None else {

@@ -90,7 +90,8 @@ class ChoiceMapper(TailsMixin):
         text = get("reasoning")
         if not text:
             text = get("reasoning_content")
-        text = expect_str(text, "delta.reasoning")
+        if type(text) is not str:  # read per chunk: the reader is called only when it must
+            text = expect_str(text, "delta.reasoning")
         if text:
             self._enter("thinking")
             self.em.thinking(text, None, self.tag)

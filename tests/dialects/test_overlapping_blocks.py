@@ -281,3 +281,35 @@ def test_any_interleaving_of_bedrock_blocks_gives_the_same_message(parts: Any,
 
 def test_there_are_streams_with_several_blocks_to_interleave() -> None:
     assert len(ANTHROPIC) >= 3 and len(RESPONSES) >= 2 and CONVERSE
+
+
+def _held_flood(dialect: str) -> bytes:
+    """Block 0 stays open while block 1 streams 40 fragments of 10 bytes (all held)."""
+    if dialect == "anthropic":
+        head = [("message_start", {"type": "message_start", "message": {
+                    "id": "m", "model": "x", "usage": {"input_tokens": 1}}}),
+                ("content_block_start", {"type": "content_block_start", "index": 0,
+                                         "content_block": {"type": "text", "text": ""}}),
+                ("content_block_start", {"type": "content_block_start", "index": 1,
+                                         "content_block": {"type": "text", "text": ""}})]
+        flood = [("content_block_delta", {"type": "content_block_delta", "index": 1,
+                                          "delta": {"type": "text_delta", "text": "x" * 10}})]
+    else:
+        head = [("response.output_item.added", {
+                    "type": "response.output_item.added", "output_index": i,
+                    "item": {"type": "message", "id": f"m{i}", "content": []}}) for i in (0, 1)]
+        flood = [("response.output_text.delta", {
+            "type": "response.output_text.delta", "output_index": 1, "item_id": "m1",
+            "content_index": 0, "delta": "x" * 10})]
+    return sse(head + flood * 40)
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai-responses"])
+def test_held_fragments_count_against_the_message_limit(dialect: str) -> None:
+    from streamflow.errors import LimitExceededError
+    from streamflow.limits import Limits
+
+    dec = StreamDecoder(dialect, limits=Limits(max_message_bytes=200))
+    with pytest.raises(LimitExceededError) as info:
+        dec.feed(_held_flood(dialect))
+    assert info.value.partial is not None

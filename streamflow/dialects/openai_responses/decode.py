@@ -156,7 +156,7 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         else:
             index = ev.get("output_index")
             if type(index) is int and self._live is not None and index != self._live:
-                self._pending.setdefault(index, []).append(("", ev))  # kept in its item's turn
+                self._hold(index, "", ev)  # kept in its item's turn
             else:
                 self.emitter.keep("unknown_events", ev)
 
@@ -198,7 +198,7 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         if self._live is None:
             self._live = index
         if index != self._live:
-            self._pending.setdefault(index, []).append((short, ev))
+            self._hold(index, short, ev)
             return
         self._apply(it, short, ev)
         self._drain()
@@ -208,11 +208,26 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         if it.done and self._live == it.index:
             self._live = None
 
+    def _hold(self, index: int, short: str, ev: JSONDict) -> None:
+        """Hold an event of an item that is not the live one (its text counted as held)."""
+        held = self._pending.get(index)
+        budget = self.emitter.budget
+        if held is None:
+            budget.check_groups(len(self._pending) + 1)
+            held = self._pending[index] = []
+        delta = ev.get("delta")
+        if type(delta) is str:
+            budget.reserve(len(delta))
+        held.append((short, ev))
+
     def _drain(self) -> None:
         while self._live is None and self._pending:
             index = min(self._pending)
             self._live = index
-            for short, ev in self._pending.pop(index):
+            held = self._pending.pop(index)
+            self.emitter.budget.release(sum(len(ev["delta"]) for _, ev in held
+                                            if type(ev.get("delta")) is str))
+            for short, ev in held:
                 if not short:  # an event of no known type, held with its item's events
                     self.emitter.keep("unknown_events", ev)
                 else:

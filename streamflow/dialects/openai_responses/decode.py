@@ -128,7 +128,7 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
 
     def handle(self, frame: ServerSentEvent) -> None:
         """Map one event (its JSON ``type`` decides; the ``event:`` line is a fallback)."""
-        ev = expect_obj(load_json(frame.data, "openai-responses openai-responses event"), "event")
+        ev = expect_obj(load_json(frame.data, "openai-responses event"), "openai-responses event")
         kind = ev.get("type") or (frame.event if frame.event != "message" else None)
         if type(kind) is not str:
             raise ProtocolError("openai-responses event without a type", raw=frame.data)

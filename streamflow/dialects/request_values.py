@@ -1,13 +1,14 @@
 """Helpers the request formats share: checked field access and argument/image conversions.
 
 Every refusal names the field and shows the value it got (``tool_choice must be an
-object, not 'bogus'``), so a client can tell what to change.
+object, not 'bogus'``), so a client can tell what to change. The readers of objects,
+lists and integers (``obj``, ``obj_list``, ``opt_int``) are the dialects' checked readers
+(:mod:`streamflow.dialects.wire_values`), re-exported here.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -15,36 +16,13 @@ from typing import Any
 from ..errors import ProtocolError
 from ..events import InlineDataItem, JSONDict, ThinkingItem, ToolCallItem
 from ..providers.request import ChatRequest, Part, Turn
+from .wire_values import b64_field, obj_list, shown
+from .wire_values import expect_obj as obj
+from .wire_values import opt_index as opt_int
 
 __all__ = ["add_parts", "arguments_object", "arguments_text", "image_item", "image_data_url",
            "json_format", "need", "obj", "obj_list", "opt_float", "opt_int", "opt_str", "shown",
            "signature_of", "stop_list", "text_of"]
-
-
-def shown(value: Any) -> str:
-    """``value`` as a refusal quotes it (its JSON type for containers, at most 60 characters)."""
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def obj(value: Any, what: str) -> JSONDict:
-    """``value`` as an object (``ProtocolError`` naming ``what`` otherwise)."""
-    if not isinstance(value, Mapping):
-        raise ProtocolError(f"{what} must be an object, not {shown(value)}")
-    return dict(value)
-
-
-def obj_list(value: Any, what: str) -> list[JSONDict]:
-    """``value`` as a list of objects (``None`` is an empty list)."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ProtocolError(f"{what} must be a list, not {shown(value)}")
-    return [obj(v, f"{what} entry") for v in value]
 
 
 def need(body: Mapping[str, Any], key: str, what: str) -> Any:
@@ -52,15 +30,6 @@ def need(body: Mapping[str, Any], key: str, what: str) -> Any:
     if key not in body:
         raise ProtocolError(f"{what} needs {key!r}")
     return body[key]
-
-
-def opt_int(value: Any, what: str) -> int | None:
-    """``None`` or an integer."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ProtocolError(f"{what} must be an integer, not {shown(value)}")
-    return value
 
 
 def opt_float(value: Any, what: str) -> float | None:
@@ -133,10 +102,7 @@ def image_item(url: str, mime: str = "") -> InlineDataItem:
     """An image part from a ``data:`` URL (decoded) or another URL (kept as ``provider["url"]``)."""
     if url.startswith("data:") and ";base64," in url:
         head, _, data = url.partition(";base64,")
-        try:
-            raw = base64.b64decode(data, validate=True)
-        except (binascii.Error, ValueError):
-            raise ProtocolError("image data URL is not valid base64") from None
+        raw = b64_field(data, "image data URL")
         return InlineDataItem("inline_data.done", raw, head[5:] or mime)
     return InlineDataItem("inline_data.done", b"", mime, provider={"url": url})
 

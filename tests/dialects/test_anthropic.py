@@ -449,7 +449,6 @@ BAD = {
     "delta for a block never started": sse(text(7, "x")),
     "stop for a block never started": sse(stop_block(3)),
     "block started twice": sse(block(0, type="text", text="")),
-    "block started while another is open": sse(block(1, type="text", text="")),
     "content_block is a list": sse({"type": "content_block_start", "index": 1,
                                     "content_block": []}),
     "text_delta on a thinking block": sse(stop_block(0), block(1, type="thinking", thinking=""),

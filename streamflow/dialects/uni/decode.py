@@ -43,7 +43,7 @@ from ...framing.sse import ServerSentEvent
 from ...partial_json import parse_arguments
 from ..base import Decoder, load_json
 from ..wire_base import frame_data, json_line, sse_json
-from ..wire_values import token_count
+from ..wire_values import error_code, error_text, token_count
 from .encode import encode_jsonl, encode_sse, to_json
 
 __all__ = ["UniDecoder", "UniJSONLDecoder", "encode_jsonl", "encode_sse", "error_from_dict",
@@ -62,11 +62,13 @@ def error_from_dict(data: Any) -> StreamflowError:
         return ProviderError(message or "error", type=str(data.get("type")), body=data)
     if issubclass(cls, _errors.HTTPStatusError):
         status = data.get("status", data.get("code"))
-        return cls(message, status=status if isinstance(status, int) else 0,
-                   type=data.get("error_type"), request_id=data.get("request_id"), body=data)
+        return cls(message, status=status if type(status) is int else 0,
+                   type=error_text(data.get("error_type")),
+                   request_id=error_text(data.get("request_id")), body=data)
     if issubclass(cls, ProviderError):
-        return cls(message, code=data.get("code"), type=data.get("error_type"),
-                   request_id=data.get("request_id"), body=data)
+        return cls(message, code=error_code(data.get("code")),
+                   type=error_text(data.get("error_type")),
+                   request_id=error_text(data.get("request_id")), body=data)
     if issubclass(cls, LimitExceededError):
         maximum = data.get("maximum")
         return cls(str(data.get("limit")), maximum if isinstance(maximum, int) else 0)

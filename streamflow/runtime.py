@@ -37,6 +37,7 @@ from typing import Any
 import anyio
 from reactivex import Observable, abc
 
+from ._scope import scope
 from .decoder import StreamDecoder
 from .errors import CancelledStreamError
 from .fanout import FanOut
@@ -45,7 +46,6 @@ from .message import Message
 from .operators import Handlers, Operator, stateful
 from .operators.pipeline import DecodedObservable, subscribe_decoder
 from .sinks.base import AsyncSink
-from .sources.bridge import scope
 from .sources.coerce import as_source
 
 __all__ = ["as_events", "run", "run_sync"]

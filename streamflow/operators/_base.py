@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
-from ..sources.bridge import Source, report_unhandled
+from .._scope import report_unhandled
+from ..sources.bridge import Source
 
 __all__ = ["Handlers", "Operator", "stateful"]
 

@@ -33,9 +33,9 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from .._scope import current_scope
 from ..errors import CancelledStreamError, StreamflowError, TransportError
 from ..events import UniEvent
-from ..sources.bridge import current_scope
 from ..sources.redis_streams import BEAT, DEFAULT_HEARTBEAT, END, EVENT, START, RedisLink
 from .base import AsyncSink
 

@@ -27,13 +27,13 @@ from typing import Any
 import anyio
 from reactivex import abc
 
+from .._scope import scope
 from ..errors import CancelledStreamError
 from ..events import UniEvent
 from ..fanout import FanOut
 from ..limits import Limits
 from ..message import Message
 from ..runtime import _front
-from ..sources.bridge import scope
 from ..sources.coerce import as_source
 from .channel import Channel
 from .views import Blocks, BlockStream, TextStream

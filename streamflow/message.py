@@ -171,6 +171,10 @@ class Assembler:
         self._usage = usage
         self._finish = finish_reason
 
+    def counted(self, usage: Usage) -> None:
+        """Usage known before ``stop`` (a partial message shows it; ``stop`` replaces it)."""
+        self._usage = usage
+
     def compact(self) -> str:
         """Join the open group's text fragments into one (the partial message is unchanged)."""
         text = "".join(self.fragments)

@@ -80,7 +80,8 @@ async def test_the_deadline_ends_a_stream_that_never_goes_idle(read: object) -> 
     assert isinstance(error, StreamTimeoutError)
     assert (error.kind, error.seconds) == ("deadline", 0.6)
     assert error.partial is not None and error.partial.id == "m1"
-    assert error.partial.usage.input_tokens == 7
+    usage = error.partial.usage_metadata  # the counts of message_start, not final
+    assert usage is not None and usage.prompt_tokens == 7 and not usage.final
 
 
 @pytest.mark.parametrize("read", [via_run, via_upstream], ids=["source", "gateway"])

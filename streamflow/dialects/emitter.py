@@ -99,12 +99,21 @@ class Emitter:
         self.assembler.note(provider)
 
     def ending(self, usage: Usage | None, finish_reason: FinishReason) -> None:
-        """The provider said how it ends: a partial message carries ``usage`` and
-        ``finish_reason`` from now on, and a tool call that then fails to parse names
-        the cause when the provider stopped for ``length``."""
+        """The provider said how it ends: a partial message carries ``usage`` (marked
+        not final) and ``finish_reason`` from now on, and a tool call that then fails
+        to parse names the cause when the provider stopped for ``length``."""
+        self._ending(usage.so_far() if usage is not None else None, finish_reason)
+
+    def _ending(self, usage: Usage | None, finish_reason: FinishReason) -> None:
         self.assembler.ending(usage, finish_reason)
         if finish_reason == "length":
             self._cause = "cut short: the provider stopped with finish_reason length"
+
+    def counted(self, usage: Usage) -> None:
+        """Counts the provider reported before its end (Anthropic's ``message_start``):
+        a partial message carries them, marked not final; ``stop`` replaces them."""
+        if not self.assembler.stopped:
+            self.assembler.counted(usage.so_far())
 
     # -- groups ---------------------------------------------------------------
     def delta(self, item: ContentItem) -> None:
@@ -224,7 +233,7 @@ class Emitter:
         """Close the open group and emit the one ``stop`` event."""
         if self.assembler.stopped:
             raise ProtocolError("second stop for one stream")
-        self.ending(usage, finish_reason)
+        self._ending(usage, finish_reason)
         self.close_group()
         self.note(provider)
         meta = self.assembler.provider

@@ -82,7 +82,8 @@ def anthropic_usage(raw: JSONDict) -> Usage:
     prompt = None if inp is None else inp + (read or 0) + (made or 0)
     thoughts = token_count(raw.get("output_tokens_details"), "thinking_tokens")
     return Usage(cached_tokens=read, prompt_tokens=prompt, thoughts_tokens=thoughts,
-                 response_tokens=token_count(raw, "output_tokens"), provider=raw)
+                 response_tokens=token_count(raw, "output_tokens"), provider=raw,
+                 cache_write_tokens=made)
 
 
 def _opt_obj(value: Any, what: str) -> JSONDict:
@@ -211,6 +212,8 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
             if key in _COUNTERS and type(value) is not int:
                 raise ProtocolError(f"anthropic usage.{key} must be an integer, got {value!r}")
             self._usage[key] = value
+        if self._usage:  # a cut from now on keeps the counts reported so far
+            self.emitter.counted(anthropic_usage(dict(self._usage)))
 
     def _message_delta(self, ev: JSONDict) -> None:
         delta = _opt_obj(ev.get("delta"), "message_delta.delta")

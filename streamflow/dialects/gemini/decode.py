@@ -157,6 +157,7 @@ class GeminiDecoder(CallsMixin, Decoder[ServerSentEvent]):
             em.note({"prompt_feedback": feedback})
         if ev.get("usageMetadata") is not None:
             self._usage = gemini_usage(_obj(ev["usageMetadata"], "usageMetadata"))
+            em.counted(self._usage)  # cumulative: a cut keeps the counts so far
         candidates = ev.get("candidates") or []
         if type(candidates) is not list:
             raise ProtocolError("gemini candidates must be a list")

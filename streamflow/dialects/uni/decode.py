@@ -179,7 +179,8 @@ class UniDecoder(Decoder[ServerSentEvent]):
                 raise ProtocolError("stop event without usage_metadata and a finish_reason",
                                     raw=frame.data)
             counts = obj.get("usage_metadata")
-            for key in ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens"):
+            for key in ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens",
+                        "cache_write_tokens"):
                 token_count(counts, key)
         else:
             if event.finish_reason is not None or event.usage_metadata is not None:

@@ -31,6 +31,8 @@ Outcome:
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Sequence
 from typing import Any, cast
 
 import anyio
@@ -44,6 +46,7 @@ from .limits import Limits
 from .message import Message
 from .operators import Handlers
 from .operators._base import subscriber
+from .operators.from_async import from_async
 from .operators.pipeline import DecodedObservable, decoder_handlers
 from .sinks.base import AsyncSink
 from .sources.coerce import as_source
@@ -64,9 +67,12 @@ class Run:
 
     def __init__(self, source: Any, sinks: tuple[Any, ...] = (), *, dialect: str = "auto",
                  framing: str | None = None, limits: Limits | None = None,
-                 options: dict[str, Any] | None = None, caller: str = "run()") -> None:
+                 options: dict[str, Any] | None = None, caller: str = "run()",
+                 transforms: Sequence[Any] = ()) -> None:
         self.source: Observable[Any] = as_source(source, caller=caller)
         self.fan = FanOut(sinks)
+        self.transforms = [as_operator(t) for t in transforms]
+        self._decoder: StreamDecoder | None = None
         self.dialect, self.framing, self.limits = dialect, framing, limits
         self.options = options or {}
         self.subscription: abc.DisposableBase | None = None
@@ -75,14 +81,18 @@ class Run:
     @property
     def decoder(self) -> StreamDecoder | None:
         """The decoder of a byte source, once built (``None`` for a stream of UniEvents)."""
-        return self.fan.decoder
+        return self._decoder
 
     def make_decoder(self, dialect: str, framing: str | None, limits: Limits | None,
                      options: dict[str, Any], emit: Emit | None = None) -> StreamDecoder:
-        """The run's decoder, emitting to ``emit`` (default: the fan-out), its message the run's."""
+        """The run's decoder, emitting to ``emit`` (default: the fan-out), its message the
+        run's -- unless ``transforms`` stand between it and the fan-out, which then
+        assembles what they pass on."""
         decoder = StreamDecoder(dialect, framing=framing, limits=limits,
                                 emit=emit or self.fan.on_next, **options)
-        self.fan.decoder = decoder
+        self._decoder = decoder
+        if not self.transforms:
+            self.fan.decoder = decoder
         return decoder
 
     def _front(self) -> Observable[Any]:
@@ -104,8 +114,9 @@ class Run:
             decided = False
 
             def make() -> Handlers:
-                return decoder_handlers(self.make_decoder(dialect, framing, limits, options),
-                                        observer)
+                emit = observer.on_next if self.transforms else None  # else straight to the fan
+                return decoder_handlers(self.make_decoder(dialect, framing, limits, options,
+                                                          emit), observer)
 
             def on_next(item: Any) -> None:
                 nonlocal handlers, decided
@@ -135,7 +146,8 @@ class Run:
 
             return on_next, on_error, on_completed
 
-        return Observable(subscriber(source, setup))
+        front: Observable[Any] = Observable(subscriber(source, setup))
+        return front.pipe(*self.transforms) if self.transforms else front
 
     # -- lifecycle -----------------------------------------------------------
     def start(self, owner: Scope | None) -> None:
@@ -190,9 +202,20 @@ class Run:
         return outcome
 
 
+def as_operator(transform: Any) -> Any:
+    """A transform given to ``run``/``stream``: an async generator function over UniEvents
+    (:func:`~streamflow.operators.from_async`) or a pipeable operator, as an operator."""
+    if inspect.isasyncgenfunction(transform):
+        return from_async(transform)
+    if not callable(transform):
+        raise TypeError(f"a transform is an operator or an async generator function, "
+                        f"not {transform!r}")
+    return transform
+
+
 async def run(source: Any, *sinks: Any, dialect: str = "auto",
               framing: str | None = None, limits: Limits | None = None,
-              **options: Any) -> Message:
+              transforms: Sequence[Any] = (), **options: Any) -> Message:
     """Subscribe once to ``source``, feed every sink, return the assembled message.
 
     Args:
@@ -206,6 +229,10 @@ async def run(source: Any, *sinks: Any, dialect: str = "auto",
         dialect: the wire format of a byte source; ``"auto"`` detects it.
         framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).
         limits: :class:`~streamflow.Limits` for the decoder and the read timeouts.
+        transforms: operators applied to the UniEvents before the sinks, in order:
+            pipeable operators or async generator functions over UniEvents
+            (:func:`~streamflow.operators.from_async`); the message is assembled from
+            what they pass on.
         **options: passed to the dialect decoder.
 
     Returns the final :class:`~streamflow.Message`; raises the stream's typed error
@@ -213,7 +240,7 @@ async def run(source: Any, *sinks: Any, dialect: str = "auto",
     when the stream ended before its stop event (see the module doc).
     """
     return await Run(source, sinks, dialect=dialect, framing=framing, limits=limits,
-                     options=options).complete()
+                     options=options, transforms=transforms).complete()
 
 
 def run_sync(source: Any, *sinks: Any, dialect: str = "auto",

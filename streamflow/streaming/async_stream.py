@@ -20,6 +20,7 @@ error is raised by the iteration after every event before it; a failed sink give
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any
@@ -46,9 +47,10 @@ class Stream:
 
     def __init__(self, source: Any, *, dialect: str = "auto", sinks: tuple[Any, ...] = (),
                  framing: str | None = None, limits: Limits | None = None,
-                 buffer: int = 256, options: dict[str, Any] | None = None) -> None:
+                 buffer: int = 256, options: dict[str, Any] | None = None,
+                 transforms: Sequence[Any] = ()) -> None:
         self._run = Run(source, sinks, dialect=dialect, framing=framing, limits=limits,
-                        options=options, caller="stream()")
+                        options=options, caller="stream()", transforms=transforms)
         self._fan = self._run.fan
         self._channel = Channel(buffer, self._decoder_last_id)
         self._fan.add(self._channel)
@@ -139,7 +141,8 @@ class Stream:
 
 
 def stream(source: Any, *, dialect: str = "auto", sinks: Any = (), framing: str | None = None,
-           limits: Limits | None = None, buffer: int = 256, **options: Any) -> Stream:
+           limits: Limits | None = None, buffer: int = 256, transforms: Sequence[Any] = (),
+           **options: Any) -> Stream:
     """A :class:`Stream` over ``source``, to use as ``async with stream(...) as s``.
 
     Args:
@@ -152,7 +155,10 @@ def stream(source: Any, *, dialect: str = "auto", sinks: Any = (), framing: str 
         framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).
         limits: :class:`~streamflow.Limits` for the decoder and the read timeouts.
         buffer: events decoded ahead of the consumer before the read pauses.
+        transforms: operators applied to the UniEvents before the sinks and the
+            iteration, in order: pipeable operators or async generator functions over
+            UniEvents (``async def f(events): async for e in events: yield e``).
         **options: passed to the dialect decoder.
     """
     return Stream(source, dialect=dialect, sinks=tuple(sinks), framing=framing, limits=limits,
-                  buffer=buffer, options=options)
+                  buffer=buffer, options=options, transforms=transforms)

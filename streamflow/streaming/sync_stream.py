@@ -27,7 +27,7 @@ from typing import Any
 
 from ..decoder import StreamDecoder
 from ..errors import StreamflowError
-from ..events import ContentItem, TextItem, UniEvent
+from ..events import ContentItem, TextItem, UniEvent, is_done
 from ..limits import Limits
 from ..message import Message
 from ..runtime import Run
@@ -209,7 +209,7 @@ class SyncBlockStream:
 
     def take(self, item: ContentItem) -> ContentItem:
         """Note ``item`` as read (sets ``done`` and ``closed`` on the ``.done`` item)."""
-        if item.type.endswith(".done"):
+        if is_done(item):
             self.done, self.closed = item, True
         return item
 

@@ -37,9 +37,11 @@ from ...events import (
     ContentItem,
     ToolCallItem,
     event_from_dict,
+    is_done,
     join_fragments,
 )
 from ...framing.sse import ServerSentEvent
+from ...grammar import DELTA_WITH_ENDING, STOP_WITHOUT_ENDING, items_refusal
 from ...partial_json import parse_arguments
 from ..base import Decoder, load_json
 from ..wire_base import frame_data, json_line, sse_json
@@ -88,7 +90,7 @@ def _check_item(item: ContentItem) -> None:
     if item.type not in (f"{kind}.delta", f"{kind}.done"):
         raise ProtocolError(f"unknown item type {item.type!r}")
     value = getattr(item, item.growing)
-    done = item.type.endswith(".done")
+    done = is_done(item)
     if kind == "tool_call":
         ok = isinstance(value, dict) if done else isinstance(value, str)
     elif kind in ("inline_data", "inline_thinking"):
@@ -174,21 +176,20 @@ class UniDecoder(Decoder[ServerSentEvent]):
         em = self.emitter
         if event.event_type == "stop":
             if event.content_items:
-                raise ProtocolError("stop event carries items", raw=frame.data)
+                raise ProtocolError(items_refusal("stop", 1).message, raw=frame.data)
             if event.finish_reason not in FINISH_REASONS or event.usage_metadata is None:
-                raise ProtocolError("stop event without usage_metadata and a finish_reason",
-                                    raw=frame.data)
+                raise ProtocolError(STOP_WITHOUT_ENDING, raw=frame.data)
             counts = obj.get("usage_metadata")
             for key in ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens",
                         "cache_write_tokens"):
                 token_count(counts, key)
         else:
             if event.finish_reason is not None or event.usage_metadata is not None:
-                raise ProtocolError("delta event with a finish_reason or usage", raw=frame.data)
+                raise ProtocolError(DELTA_WITH_ENDING, raw=frame.data)
             asm = em.assembler
             for item in event.content_items:
                 _check_item(item)
-                if item.type.endswith(".done") and asm.open_kind == item.kind:
+                if is_done(item) and asm.open_kind == item.kind:
                     _check_done(item, asm.open_item, asm.fragments)
         em.forward(event)  # the grammar table and the limits
         if frame.event == "replay":  # an event a resumed reader has: the message only

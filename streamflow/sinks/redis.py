@@ -35,7 +35,7 @@ from anyio.abc import TaskGroup
 
 from .._scope import current_scope
 from ..errors import CancelledStreamError, StreamflowError, TransportError
-from ..events import UniEvent
+from ..events import UniEvent, usage_to_dict
 from ..sources.redis_streams import BEAT, DEFAULT_HEARTBEAT, END, EVENT, START, RedisLink
 from .base import AsyncSink
 
@@ -43,7 +43,7 @@ __all__ = ["RedisStreamSink"]
 
 
 def _json(item: UniEvent | StreamflowError) -> str:
-    """The uni JSON of an event, or of an error with its partial's provider data."""
+    """The uni JSON of an event, or of an error with its partial's provider data and usage."""
     from ..dialects.uni.decode import to_json
 
     text = to_json(item)
@@ -52,6 +52,10 @@ def _json(item: UniEvent | StreamflowError) -> str:
         provider = json.dumps(partial.provider, ensure_ascii=False, separators=(",", ":"),
                               default=str)
         text = text[:-1] + ',"provider":' + provider + "}"
+    if isinstance(item, StreamflowError) and partial is not None and partial.usage_metadata:
+        usage = json.dumps(usage_to_dict(partial.usage_metadata), ensure_ascii=False,
+                           separators=(",", ":"), default=str)
+        text = text[:-1] + ',"usage_metadata":' + usage + "}"
     return text
 
 

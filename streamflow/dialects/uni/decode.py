@@ -15,9 +15,10 @@ it is :class:`IncompleteStreamError`. A stream that failed is recorded as a last
 frame ``{"error": {...}}`` (:meth:`StreamflowError.to_dict`, what the encoders
 write for an exception) and decodes to the same typed error; an optional
 ``"provider"`` object beside it is the partial message's provider data that no
-event carried (kept server-tool blocks), merged into the error's partial. An SSE event of type
-``replay`` (what ``from_redis(..., last_event_id=...)`` sends for the events the
-reader already has) is checked and assembled into the message but not delivered.
+event carried (kept server-tool blocks), merged into the error's partial, and an optional
+``"usage_metadata"`` the partial's usage so far (no event carries it before ``stop``).
+An SSE event of type ``replay`` (what ``from_redis(..., last_event_id=...)`` sends for
+the events the reader already has) is checked and assembled into the message but not delivered.
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ from ...events import (
     FINISH_REASONS,
     ContentItem,
     ToolCallItem,
+    Usage,
     event_from_dict,
     is_done,
     join_fragments,
+    usage_from_dict,
 )
 from ...framing.sse import ServerSentEvent
 from ...grammar import DELTA_WITH_ENDING, STOP_WITHOUT_ENDING, items_refusal
@@ -161,6 +164,10 @@ class UniDecoder(Decoder[ServerSentEvent]):
         if "error" in obj and "event_type" not in obj:
             if type(obj.get("provider")) is dict:  # the partial's message-level provider data
                 self.emitter.note(obj["provider"])
+            if type(obj.get("usage_metadata")) is dict:  # the partial's usage so far
+                usage = _usage_so_far(obj["usage_metadata"], frame.data)
+                if usage is not None:
+                    self.emitter.counted(usage)
             raise error_from_dict(obj["error"])
         if type(obj.get("content_items", [])) is not list:
             raise ProtocolError("content_items must be a list", raw=frame.data)
@@ -201,3 +208,14 @@ class UniJSONLDecoder(UniDecoder):
 
     name: ClassVar[str] = "uni-jsonl"
     framing: ClassVar[str] = "ndjson"
+
+
+def _usage_so_far(data: Any, raw: str) -> Usage | None:
+    """The usage of an error entry's partial message, its counters checked."""
+    for key in ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens",
+                "cache_write_tokens"):
+        token_count(data, key)
+    try:
+        return usage_from_dict(data)
+    except (TypeError, ValueError) as exc:
+        raise ProtocolError(f"not a usage object ({exc})", raw=raw) from None

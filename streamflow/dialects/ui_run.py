@@ -32,7 +32,8 @@ from .encoder import Encoder
 __all__ = ["UIRunEncoder", "b64", "error_text", "partial_arguments", "streamflow_metadata",
            "total_usage", "turn_summary"]
 
-_COUNTERS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens", "cost")
+_COUNTERS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens",
+             "cache_write_tokens", "cost")
 
 
 def total_usage(usages: Sequence[Usage | None]) -> Usage | None:

@@ -11,17 +11,16 @@ upstream response, so a cancelled client request closes the upstream connection.
 
 from __future__ import annotations
 
-import math
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
-import anyio
 import httpx
 
+from .._scope import ChunkReader
 from ..decoder import StreamDecoder
 from ..dialects import credential_headers, get_request
-from ..errors import StreamflowError, StreamTimeoutError
+from ..errors import StreamflowError
 from ..events import UniEvent
 from ..limits import DEFAULT_LIMITS, Limits
 from ..providers import HTTPRequest
@@ -92,32 +91,27 @@ class Upstream:
             client, lambda: client.build_request(request.method, request.url,
                                                  headers=request.headers, content=request.body),
             limits=self.limits)
+        reader = ChunkReader(self.limits, source.map_error)  # the deadline counts from here
         try:
-            async with source.open() as chunks:
-                yield _events(chunks, StreamDecoder(self.dialect, limits=self.limits),
-                              self.limits.idle_timeout, source)
+            async with AsyncExitStack() as stack:
+                chunks = await reader.open(stack, source.open())
+                yield _events(chunks, StreamDecoder(self.dialect, limits=self.limits), reader)
         except httpx.HTTPError as exc:
             raise source.map_error(exc) from exc
 
 
-async def _events(chunks: AsyncIterator[bytes], decoder: StreamDecoder, idle: float | None,
-                  source: AsyncHTTPSource) -> AsyncIterator[list[UniEvent]]:
-    """Decode ``chunks``; an idle gap or a dropped connection is a typed error, partial kept."""
-    iterator = chunks.__aiter__()
-    wait = math.inf if idle is None else idle
+async def _events(chunks: AsyncIterator[bytes], decoder: StreamDecoder,
+                  reader: ChunkReader) -> AsyncIterator[list[UniEvent]]:
+    """Decode ``chunks`` read by THE chunk reader (idle timeout, deadline, typed errors);
+    a failure carries the partial message."""
     while True:
         try:
-            with anyio.fail_after(wait):
-                chunk = await iterator.__anext__()
-        except StopAsyncIteration:
-            break
-        except TimeoutError:
-            raise StreamTimeoutError("idle", wait, partial=decoder.partial) from None
-        except httpx.HTTPError as exc:
-            error = source.map_error(exc)
-            if isinstance(error, StreamflowError):
-                raise error.with_partial(decoder.partial) from exc
+            chunk = await reader.next(chunks)
+        except StreamflowError as exc:
+            exc.with_partial(decoder.partial)
             raise
+        if chunk is None:
+            break
         events = decoder.feed(chunk)
         if events:
             yield events

@@ -88,7 +88,8 @@ def anthropic_usage(raw: JSONDict) -> Usage:
     prompt = None if inp is None else inp + (read or 0) + (made or 0)
     thoughts = token_count(raw.get("output_tokens_details"), "thinking_tokens")
     return Usage(cached_tokens=read, prompt_tokens=prompt, thoughts_tokens=thoughts,
-                 response_tokens=token_count(raw, "output_tokens"), provider=raw)
+                 response_tokens=token_count(raw, "output_tokens"), provider=raw,
+                 cache_write_tokens=made)
 
 
 def _index(ev: JSONDict) -> int:
@@ -215,6 +216,8 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
             if key in _COUNTERS:
                 expect_index(value, f"anthropic usage.{key}")
             self._usage[key] = value
+        if self._usage:  # a cut from now on keeps the counts reported so far
+            self.emitter.counted(anthropic_usage(dict(self._usage)))
 
     def _message_delta(self, ev: JSONDict) -> None:
         delta = opt_obj(ev.get("delta"), "anthropic message_delta.delta")

@@ -68,7 +68,12 @@ def anthropic_usage_json(usage: Usage | None) -> JSONDict:
     raw = usage.provider if isinstance(usage.provider, dict) else {}
     native = "input_tokens" in raw and "total_tokens" not in raw
     out: JSONDict = dict(raw) if native else {}
-    made = raw.get("cache_creation_input_tokens") if native else None
+    made = usage.cache_write_tokens
+    if made is None and native:
+        value = raw.get("cache_creation_input_tokens")
+        made = value if type(value) is int else None
+    if made is not None:
+        out["cache_creation_input_tokens"] = made
     if usage.prompt_tokens is not None:
         out["input_tokens"] = usage.prompt_tokens - (usage.cached_tokens or 0) - (made or 0)
     if usage.cached_tokens is not None:

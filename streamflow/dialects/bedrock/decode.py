@@ -93,7 +93,8 @@ def bedrock_usage(raw: JSONDict) -> Usage:
     write = token_count(raw, "cacheWriteInputTokens")
     prompt = None if inp is None else inp + (read or 0) + (write or 0)
     return Usage(cached_tokens=read, prompt_tokens=prompt, thoughts_tokens=None,
-                 response_tokens=token_count(raw, "outputTokens"), provider=raw)
+                 response_tokens=token_count(raw, "outputTokens"), provider=raw,
+                 cache_write_tokens=write)
 
 
 def event_payload(frame: EventStreamMessage) -> JSONDict:

@@ -158,6 +158,7 @@ class GeminiDecoder(CallsMixin, Decoder[ServerSentEvent]):
             em.note({"prompt_feedback": feedback})
         if ev.get("usageMetadata") is not None:
             self._usage = gemini_usage(expect_obj(ev["usageMetadata"], "gemini usageMetadata"))
+            em.counted(self._usage)  # cumulative: a cut keeps the counts so far
         for pos, cand in enumerate(opt_list(ev.get("candidates"), "gemini candidates")):
             self._candidate(pos, expect_obj(cand, "gemini candidate"))
 

@@ -112,7 +112,8 @@ def openai_usage(raw: JSONDict) -> Usage:
     return Usage(cached_tokens=cached, prompt_tokens=token_count(raw, "prompt_tokens"),
                  thoughts_tokens=token_count(done_details, "reasoning_tokens"),
                  response_tokens=token_count(raw, "completion_tokens"),
-                 cost=None if cost is None else float(cost), provider=raw)
+                 cost=None if cost is None else float(cost), provider=raw,
+                 cache_write_tokens=token_count(prompt_details, "cache_write_tokens"))
 
 
 class OpenAIChatDecoder(Decoder[ServerSentEvent]):
@@ -178,7 +179,7 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
             msg.items += other.em.message.items + other.pending_items()
         if self._usage is not None and msg.usage_metadata is None:
             try:
-                msg.usage_metadata = openai_usage(self._usage)
+                msg.usage_metadata = openai_usage(self._usage).so_far()
             except ProtocolError:  # raised at [DONE]; a partial message always builds
                 pass
         return msg

@@ -70,6 +70,9 @@ def openai_usage_json(usage: Usage | None) -> JSONDict | None:
     if now.cached_tokens != usage.cached_tokens and usage.cached_tokens is not None:
         out["prompt_tokens_details"] = {**(out.get("prompt_tokens_details") or {}),
                                         "cached_tokens": usage.cached_tokens}
+    if now.cache_write_tokens != usage.cache_write_tokens and usage.cache_write_tokens is not None:
+        out["prompt_tokens_details"] = {**(out.get("prompt_tokens_details") or {}),
+                                        "cache_write_tokens": usage.cache_write_tokens}
     if now.thoughts_tokens != usage.thoughts_tokens and usage.thoughts_tokens is not None:
         out["completion_tokens_details"] = {**(out.get("completion_tokens_details") or {}),
                                             "reasoning_tokens": usage.thoughts_tokens}

@@ -28,7 +28,8 @@ from typing import Any
 from ...errors import StreamflowError
 from ...events import ContentItem, InlineDataItem, JSONDict, ToolCallItem
 from ...tools import ToolResult
-from ..encoder import sse as chunk
+from ..frames_out import sse as chunk
+from ..frames_out import sse_data
 from ..ui_run import UIRunEncoder, b64, error_text, partial_arguments, streamflow_metadata
 
 __all__ = ["HEADERS", "VercelUIEncoder"]
@@ -40,7 +41,7 @@ HEADERS: dict[str, str] = {
 }
 """The response headers of a UI message stream (besides ``content-type``)."""
 
-_DONE = b"data: [DONE]\n\n"
+_DONE = sse_data(b"[DONE]")
 _PHASES = {"text": "text", "thinking": "reasoning"}
 
 

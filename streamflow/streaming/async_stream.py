@@ -32,7 +32,9 @@ from ..events import UniEvent
 from ..limits import Limits
 from ..message import Message
 from ..runtime import Run
+from ..structured import OutputFrom
 from .channel import Channel
+from .output import StructuredOutput
 from .views import Blocks, BlockStream, TextStream
 
 __all__ = ["BlockStream", "Stream", "stream"]
@@ -48,13 +50,15 @@ class Stream:
     def __init__(self, source: Any, *, dialect: str = "auto", sinks: tuple[Any, ...] = (),
                  framing: str | None = None, limits: Limits | None = None,
                  buffer: int = 256, options: dict[str, Any] | None = None,
-                 transforms: Sequence[Any] = ()) -> None:
+                 transforms: Sequence[Any] = (), output: Any = None,
+                 output_from: OutputFrom = "auto") -> None:
         self._run = Run(source, sinks, dialect=dialect, framing=framing, limits=limits,
                         options=options, caller="stream()", transforms=transforms)
         self._fan = self._run.fan
         self._channel = Channel(buffer, self._decoder_last_id)
         self._fan.add(self._channel)
         self._limits = limits
+        self._output = StructuredOutput(output, output_from, limits)
         self._stack: AsyncExitStack | None = None
         self._raised = False
         self.last_event_id: str | None = None
@@ -93,7 +97,7 @@ class Stream:
         outcome = self._run.outcome
         if exc is None and isinstance(outcome, BaseException) and not self._raised:
             self._raised = True
-            raise outcome  # an error nobody read: never silent
+            raise self._output.failed(outcome)  # an error nobody read: never silent
         return suppressed
 
     async def _settle(self) -> Message:
@@ -101,7 +105,7 @@ class Stream:
         outcome = await self._run.finish()
         if isinstance(outcome, BaseException):
             self._raised = True
-            raise outcome
+            raise self._output.failed(outcome)
         return outcome
 
     # -- reading -----------------------------------------------------------
@@ -117,6 +121,7 @@ class Stream:
             await self._settle()
             raise StopAsyncIteration
         event, self.last_event_id = entry
+        self._output.feed(event)
         return event
 
     @property
@@ -139,10 +144,29 @@ class Stream:
             pass
         return await self._settle()
 
+    @property
+    def partial_output(self) -> Any:
+        """With ``output=T``: the output so far, an instance of T's partial type.
+
+        ``None`` until something parses; every field optional, recursively; a field once
+        present never disappears and values only grow. Reading it never raises (it is
+        parsed when read, at most once per event).
+        """
+        return self._output.snapshot
+
+    async def final_output(self) -> Any:
+        """With ``output=T``: read the rest; the output validated strictly as a T.
+
+        Raises :class:`~streamflow.errors.OutputValidationError` (``.raw``, ``.errors``,
+        ``.partial``) when it does not match, or the stream's own typed error (with
+        ``.partial_output``) when the stream failed first.
+        """
+        return self._output.final(await self.final_message())
+
 
 def stream(source: Any, *, dialect: str = "auto", sinks: Any = (), framing: str | None = None,
            limits: Limits | None = None, buffer: int = 256, transforms: Sequence[Any] = (),
-           **options: Any) -> Stream:
+           output: Any = None, output_from: OutputFrom = "auto", **options: Any) -> Stream:
     """A :class:`Stream` over ``source``, to use as ``async with stream(...) as s``.
 
     Args:
@@ -158,7 +182,14 @@ def stream(source: Any, *, dialect: str = "auto", sinks: Any = (), framing: str 
         transforms: operators applied to the UniEvents before the sinks and the
             iteration, in order: pipeable operators or async generator functions over
             UniEvents (``async def f(events): async for e in events: yield e``).
+        output: the structured output's type (a pydantic model, a ``TypeAdapter``-able
+            type or a JSON schema dict): ``s.partial_output`` while it arrives,
+            ``await s.final_output()`` validated at the end.
+        output_from: where the output's JSON is: ``"text"`` (the answer, a Markdown
+            fence tolerated), ``"tool"`` (the arguments of the tool call carrying it) or
+            ``"auto"`` (the tool call when the answer is one tool call and no text).
         **options: passed to the dialect decoder.
     """
     return Stream(source, dialect=dialect, sinks=tuple(sinks), framing=framing, limits=limits,
-                  buffer=buffer, options=options, transforms=transforms)
+                  buffer=buffer, options=options, transforms=transforms, output=output,
+                  output_from=output_from)

@@ -33,6 +33,8 @@ from ..message import Message
 from ..runtime import Run
 from ..sinks.base import AsyncSink
 from ..sources.iterables import SyncSource
+from ..structured import OutputFrom
+from .output import StructuredOutput
 
 __all__ = ["SyncBlockStream", "SyncStream", "stream_sync"]
 
@@ -42,7 +44,8 @@ class SyncStream:
 
     def __init__(self, source: Any, *, dialect: str = "auto", sinks: tuple[Any, ...] = (),
                  framing: str | None = None, limits: Limits | None = None,
-                 options: dict[str, Any] | None = None) -> None:
+                 options: dict[str, Any] | None = None, output: Any = None,
+                 output_from: OutputFrom = "auto") -> None:
         if any(isinstance(s, AsyncSink) for s in sinks):
             raise TypeError("an AsyncSink needs an event loop: use `streamflow.stream(...)`")
         self._run = Run(source, sinks, dialect=dialect, framing=framing, limits=limits,
@@ -54,6 +57,7 @@ class SyncStream:
         self._chunks: Iterator[Any] | None = None
         self._decoder: StreamDecoder | None = None
         self._raised = False
+        self._output = StructuredOutput(output, output_from, limits)
         self.last_event_id: str | None = None
         """The SSE id of the last event delivered (``None`` when the body has no ids)."""
 
@@ -144,7 +148,7 @@ class SyncStream:
         outcome = self._settle_quietly()
         if isinstance(outcome, BaseException):
             self._raised = True
-            raise outcome
+            raise self._output.failed(outcome)
         return outcome
 
     # -- reading -----------------------------------------------------------
@@ -157,6 +161,7 @@ class SyncStream:
                     self._settle()
                     return
             event, self.last_event_id = self._pending.popleft()
+            self._output.feed(event)
             yield event
 
     @property
@@ -190,6 +195,15 @@ class SyncStream:
         for _ in self:
             pass
         return self._settle()
+
+    @property
+    def partial_output(self) -> Any:
+        """With ``output=T``: the output so far (see ``Stream.partial_output``)."""
+        return self._output.snapshot
+
+    def final_output(self) -> Any:
+        """With ``output=T``: read the rest; the output validated strictly as a T."""
+        return self._output.final(self.final_message())
 
 
 class SyncBlockStream:
@@ -244,6 +258,7 @@ class _Collect:
 
 def stream_sync(source: Any, *, dialect: str = "auto", sinks: Any = (),
                 framing: str | None = None, limits: Limits | None = None,
+                output: Any = None, output_from: OutputFrom = "auto",
                 **options: Any) -> SyncStream:
     """A :class:`SyncStream` over a sync ``source``, to use as ``with stream_sync(...) as s``.
 
@@ -255,7 +270,10 @@ def stream_sync(source: Any, *, dialect: str = "auto", sinks: Any = (),
         sinks: sync sinks fed every item, exactly as ``streamflow.run_sync`` feeds them.
         framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).
         limits: :class:`~streamflow.Limits` for the decoder.
+        output: the structured output's type, as for ``stream()`` (``s.partial_output``,
+            ``s.final_output()``).
+        output_from: ``"auto"``, ``"text"`` or ``"tool"``, as for ``stream()``.
         **options: passed to the dialect decoder.
     """
     return SyncStream(source, dialect=dialect, sinks=tuple(sinks), framing=framing,
-                      limits=limits, options=options)
+                      limits=limits, options=options, output=output, output_from=output_from)

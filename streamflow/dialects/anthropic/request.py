@@ -6,8 +6,10 @@ Parsed: ``system`` (string or text blocks), ``messages`` with ``text``, ``image`
 tools stay in ``extra["server_tools"]``), ``tool_choice`` (``auto``/``any``/``tool``/
 ``none``, ``disable_parallel_tool_use``), ``max_tokens``, ``temperature``, ``top_p``,
 ``stop_sequences``, ``stream``, ``thinking`` (``budget_tokens``), and the neutral
-options ``top_k`` and ``user`` (``metadata.user_id``). Other top-level fields go to
-``extra``.
+options ``top_k``, ``user`` (``metadata.user_id``) and ``response_format`` (structured
+output: ``output_config.format``, ``{"type": "json_schema", "schema"}``; a JSON-object
+format without a schema is written as the schema ``{"type": "object"}``). Other
+top-level fields go to ``extra``.
 
 Built: the same, with what the API refuses left out -- a thinking block without a
 signature (reasoning of another provider cannot be verified), empty text -- and
@@ -107,6 +109,23 @@ def _options(request: ChatRequest, body: JSONDict) -> None:
     if request.tool_choice is not None and request.tool_choice.parallel is False:
         request.asked["parallel_tool_calls"] = "tool_choice.disable_parallel_tool_use"
     request.ask("top_k", "top_k", opt_int(body.get("top_k"), "top_k"))
+    config = request.extra.get("output_config")
+    if config is not None:
+        config = dict(obj(config, "output_config"))
+        fmt = config.pop("format", None)
+        if fmt is not None:  # structured output: the neutral response_format
+            fmt = obj(fmt, "output_config.format")
+            if fmt.get("type") != "json_schema":
+                raise ProtocolError("output_config.format.type must be 'json_schema', "
+                                    f"not {shown(fmt.get('type'))}")
+            request.ask("response_format", "output_config.format", {
+                "type": "json_schema", "name": "output",
+                "schema": obj(need(fmt, "schema", "output_config.format"),
+                              "output_config.format.schema")})
+        if config:
+            request.extra["output_config"] = config  # the rest (effort) goes back as it was
+        else:
+            del request.extra["output_config"]
     metadata = request.extra.get("metadata")
     if metadata is not None:
         metadata = obj(metadata, "metadata")
@@ -200,6 +219,11 @@ def build(request: ChatRequest) -> JSONDict:
         body["top_k"] = request.options["top_k"]
     if "user" in request.options:
         body["metadata"] = {**(body.get("metadata") or {}), "user_id": request.options["user"]}
+    fmt = request.options.get("response_format")
+    if fmt is not None and fmt["type"] != "text":  # structured output: output_config.format
+        schema = fmt.get("schema") if fmt["type"] == "json_schema" else {"type": "object"}
+        body["output_config"] = {**(body.get("output_config") or {}),
+                                 "format": {"type": "json_schema", "schema": schema}}
     return body
 
 
@@ -273,5 +297,6 @@ REQUEST = RequestFormat(
     credential="x-api-key", bearer=False, headers={"anthropic-version": API_VERSION},
     error_body=error_body, reply=message_body,
     takes=frozenset({"max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice",
-                     "parallel_tool_calls", "thinking", "top_k", "user"}))
+                     "parallel_tool_calls", "thinking", "top_k", "user",
+                     "response_format"}))
 """The request side of the Anthropic Messages API (see :mod:`streamflow.dialects.request_base`)."""

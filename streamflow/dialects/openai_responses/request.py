@@ -134,7 +134,7 @@ def _options(request: ChatRequest, body: JSONDict) -> None:
         request.asked["parallel_tool_calls"] = "parallel_tool_calls"
     text = request.extra.get("text")
     if text is not None:
-        text = obj(text, "text")
+        text = dict(obj(text, "text"))  # a copy: the client's body stays as it came
         request.ask("response_format", "text.format", json_format(text.pop("format", None),
                                                                   "text.format"))
         if text:  # verbosity...: the format's own, put back by this builder only

@@ -9,7 +9,7 @@ import pytest
 from parts import npm_install
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
-PACKAGES = ("ai", "@ag-ui/core", "@ag-ui/client")
+PACKAGES = ("ai", "ai-latest", "@ag-ui/core", "@ag-ui/client")
 
 
 def install_node_clients(tmp_path_factory: pytest.TempPathFactory) -> Path:

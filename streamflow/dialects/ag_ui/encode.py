@@ -37,6 +37,8 @@ from ag_ui.core import (
     RunErrorEvent,
     RunFinishedEvent,
     RunStartedEvent,
+    StateDeltaEvent,
+    StateSnapshotEvent,
     StepFinishedEvent,
     StepStartedEvent,
     TextMessageContentEvent,
@@ -59,6 +61,8 @@ from ...events import (
     ThinkingItem,
     ToolCallItem,
 )
+from ...structured import OutputFrom
+from ...structured.updates import json_patch
 from ...tools import ToolResult
 from ..encoder import new_id
 from ..frames_out import sse
@@ -88,8 +92,10 @@ class AGUIEncoder(UIRunEncoder):
     media_type = "text/event-stream"
 
     def __init__(self, *, run: bool = False, message_id: str | None = None,
-                 thread_id: str | None = None, run_id: str | None = None) -> None:
-        super().__init__(run=run, message_id=message_id)
+                 thread_id: str | None = None, run_id: str | None = None,
+                 output: Any = None, output_from: OutputFrom = "auto") -> None:
+        super().__init__(run=run, message_id=message_id, output=output,
+                         output_from=output_from)
         self.thread_id = thread_id or new_id("thread-")
         self.run_id = run_id or new_id("run-")
         self.message_id = message_id or new_id("msg-")
@@ -104,6 +110,13 @@ class AGUIEncoder(UIRunEncoder):
 
     def begin_run(self) -> bytes:
         return self._write(RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id))
+
+    def output_update(self, value: Any, previous: Any) -> bytes:
+        # the run's state is {"output": <the object so far>}: a snapshot, then JSON Patches
+        if previous is None:
+            return self._write(StateSnapshotEvent(snapshot={"output": value}))
+        ops = json_patch({"output": previous}, {"output": value})
+        return self._write(StateDeltaEvent(delta=ops))  # type: ignore[arg-type]  # validated
 
     def begin_step(self, number: int) -> bytes:
         self._text_id = None  # a tool call's parent is a text message of its own turn

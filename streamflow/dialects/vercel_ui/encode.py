@@ -55,6 +55,8 @@ class VercelUIEncoder(UIRunEncoder):
 
     name = "vercel-ui"
     media_type = "text/event-stream"
+    output_name = "output"
+    """The structured output's data part: ``data-output``, id ``output``."""
 
     def begin_run(self) -> bytes:
         return chunk(_with({"type": "start"}, messageId=self.message_id))
@@ -70,6 +72,11 @@ class VercelUIEncoder(UIRunEncoder):
 
     def end_run(self) -> bytes:
         return chunk({"type": "finish", "messageMetadata": self.summary()}) + _DONE
+
+    def output_update(self, value: Any, previous: Any) -> bytes:
+        # one data part, replaced in place by its id as the object grows
+        return chunk({"type": f"data-{self.output_name}", "id": self.output_name,
+                      "data": value})
 
     def open_group(self, first: ContentItem) -> bytes:
         if first.kind in _PHASES:

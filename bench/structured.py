@@ -1,6 +1,6 @@
 """``python -m bench.structured``: structured output streamed, against instructor's ``Partial``.
 
-One JSON answer of about 100 KB (a pydantic model with a list of 400 nested items),
+One JSON answer of about 100 KB (a pydantic model with a list of 900 nested items),
 cut into seeded fragments of 1–10 bytes (about 18,000), read by:
 
 * *streamflow, read every event* — ``OutputParser.feed`` per fragment (as ``stream(...,
@@ -51,7 +51,7 @@ class Report(BaseModel):
 
 
 def answer(items: int, seed: int = 7) -> str:
-    """A ``Report`` with ``items`` readings, as JSON (about 250 bytes a reading)."""
+    """A ``Report`` with ``items`` readings, as JSON (about 110 bytes a reading)."""
     rng = random.Random(seed)
     readings = [Reading(station=f"station-{i:04d} «{rng.choice('αβγδ')}»", hour=i % 24,
                         temperature=round(rng.uniform(-20, 40), 2),
@@ -130,13 +130,13 @@ def main(argv: list[str] | None = None) -> int:
     except ModuleNotFoundError:
         print("instructor not installed: its column is skipped (pip install instructor)")
         with_instructor = False
-    sizes = {"100 KB": 400}
+    sizes = {"100 KB": 900}
     if args.sizes:
-        sizes = {"10 KB": 40, "100 KB": 400, "1 MB": 4000}
+        sizes = {"10 KB": 90, "100 KB": 900, "1 MB": 9000}
     feed: dict[int, float] = {}
     for items in sizes.values():
-        reps = 1 if items >= 4000 else args.reps
-        times = run(items, reps, with_instructor and items <= 400)
+        reps = 1 if items >= 9000 else args.reps
+        times = run(items, reps, with_instructor and items <= 900)
         feed[len(answer(items))] = times["streamflow, feed only"]
     if len(feed) > 1:
         print(f"\nfeed-only growth exponent: {exponent(list(feed), list(feed.values())):.2f} "

@@ -116,7 +116,7 @@ async def test_a_denied_call_goes_to_the_model_as_a_tool_error(decision: Any,
 
 async def test_the_state_crosses_json_into_a_fresh_agent() -> None:
     async with served(turn(*CALLS, tokens=10), turn(text="Done.", tokens=30)) as (
-            server, agent, ran):
+            server, agent, _ran):
         first = await agent().run("Weather, then delete my notes.")
         wire = json.dumps(first.to_state())
         restored = AgentResult.from_state(json.loads(wire))

@@ -100,7 +100,7 @@ async def test_leaving_the_block_early_closes_the_response() -> None:
     assert hit.disconnected and not hit.completed
     assert len(server.hits) == 1  # no tool ran, no second request
     with pytest.raises(RuntimeError, match="not ended"):
-        run.result
+        _ = run.result
 
 
 async def test_leaving_the_block_early_cancels_the_running_tools() -> None:
@@ -146,7 +146,7 @@ async def test_a_cut_turn_raises_its_error_after_the_events_before_it() -> None:
     assert "tool.start" not in kinds and "run.end" not in kinds  # no tool ran
     assert caught.value.partial is not None and caught.value.partial.text == "Look"
     with pytest.raises(IncompleteStreamError):
-        run.result
+        _ = run.result
 
 
 async def test_an_error_nobody_read_is_raised_when_the_block_exits() -> None:

@@ -22,7 +22,9 @@ from streamflow.dialects import get_encoder
 from streamflow.structured.snapshots import _covers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "structured"))
-from test_stream_output import ANSWER, WEATHER, Weather, text_events  # noqa: E402
+import itertools
+
+from test_stream_output import ANSWER, WEATHER, Weather, text_events
 
 pytest.importorskip("ag_ui", reason="the web extra (ag-ui-protocol) is not installed")
 
@@ -47,7 +49,7 @@ def _read(node_clients: Path, tmp_path: Path, bodies: dict[str, str], ai: str) -
 
 
 def _growing(values: list[Any]) -> None:
-    for before, after in zip(values, values[1:], strict=False):
+    for before, after in itertools.pairwise(values):
         assert _covers(after, before), (before, after)
 
 

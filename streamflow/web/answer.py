@@ -145,9 +145,9 @@ def _ui_part(item: Part, results: dict[str, ToolResultPart]) -> JSONDict | None:
     if isinstance(item, ThinkingItem):
         return {"type": "reasoning", "text": item.thinking, "state": "done", **_meta(item)}
     if isinstance(item, InlineThinkingItem):
-        meta = streamflow_metadata(item) or {"streamflow": {}}
-        meta["streamflow"]["data"] = _b64(item.data)
-        return {"type": "reasoning", "text": "", "state": "done", "providerMetadata": meta}
+        own = (streamflow_metadata(item) or {}).get("streamflow", {})
+        return {"type": "reasoning", "text": "", "state": "done",
+                "providerMetadata": {"streamflow": {**own, "data": _b64(item.data)}}}
     if isinstance(item, InlineDataItem):
         if item.provider and "url" in item.provider and not item.data:
             return {"type": "file", "mediaType": item.mime_type, "url": item.provider["url"]}

@@ -74,9 +74,9 @@ class EncoderSink(AsyncSink):
 async def _run_agent(job: AgentRun, *sinks: AsyncSink) -> None:
     agent = copy.copy(job.agent)  # the caller's agent is left as it was (it may be shared)
     agent.sinks = [*job.agent.sinks, *sinks]
-    prompt = job.prompt
+    prompt: Any = job.prompt
     if not isinstance(prompt, str) and any(isinstance(t, Turn) for t in prompt):
-        prompt = to_dialect(prompt, agent.provider.dialect)  # type: ignore[arg-type]
+        prompt = to_dialect(prompt, agent.provider.dialect)
     await agent.run(prompt)
 
 

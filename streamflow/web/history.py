@@ -59,6 +59,11 @@ def _meta(part: Mapping[str, Any], key: str = "providerMetadata") -> dict[str, A
     return meta if isinstance(meta, dict) else {}
 
 
+def _sub(meta: Mapping[str, Any], key: str) -> dict[str, Any]:
+    value = meta.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _fidelity(meta: dict[str, Any]) -> JSONDict | None:
     """The item fidelity in ``meta``: streamflow's own, else the AI SDK providers' signatures."""
     own = meta.get("streamflow")
@@ -89,16 +94,16 @@ def _b64(value: str) -> bytes:
 
 def _reasoning(part: Mapping[str, Any]) -> Part | None:
     meta = _meta(part)
-    own = meta.get("streamflow") if isinstance(meta.get("streamflow"), dict) else {}
+    own = _sub(meta, "streamflow")
     text = str(part.get("text") or "")
     if isinstance(own.get("data"), str):  # a redacted block, as streamflow wrote it
         return InlineThinkingItem("inline_thinking.done", _b64(own["data"]), _fidelity(meta),
                                   _provider(meta))
-    anthropic = meta.get("anthropic") if isinstance(meta.get("anthropic"), dict) else {}
+    anthropic = _sub(meta, "anthropic")
     if isinstance(anthropic.get("redactedData"), str):
         return InlineThinkingItem("inline_thinking.done",
                                   anthropic["redactedData"].encode(), None, None)
-    openai = meta.get("openai") if isinstance(meta.get("openai"), dict) else {}
+    openai = _sub(meta, "openai")
     if isinstance(openai.get("reasoningEncryptedContent"), str) and not text:
         fid = {"id": openai["itemId"]} if isinstance(openai.get("itemId"), str) else None
         return InlineThinkingItem("inline_thinking.done",

@@ -77,3 +77,32 @@ async def test_three_turns_from_the_real_client(node_clients: Path, tmp_path: Pa
     assert "finish" not in stopped["chunks"]
     partial = saved[-1]["parts"][-1]
     assert partial["type"] == "text" and partial["text"].startswith("A long answer.")
+
+
+async def test_three_turns_from_the_real_ag_ui_agent(node_clients: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "chats.db"
+    routes = {"/v1/messages": [Route.from_body(text_turn("Hello Ada!")),
+                               Route.from_body(TOOL_TURN.read_bytes()),
+                               Route.from_body(text_turn("17 degrees in Paris.")),
+                               Route.from_body(text_turn("Your name is Ada."))]}
+    thread = tmp_path / "thread.json"
+    thread.write_text("[]", encoding="utf-8")
+    async with ReplayServer(routes) as upstream:
+        for text in ("Hi, I am Ada.", "Weather in Paris?", "What is my name?"):
+            module = load_app(db, upstream.url, monkeypatch)  # a restart between the turns
+            with serve_app(module.app) as url:
+                args = ["node", str(node_clients / "agui_turn.mjs"), url + "/api/agui", "t1",
+                        str(thread), text]
+                done = await anyio.to_thread.run_sync(lambda a=args: subprocess.run(
+                    a, capture_output=True, text=True, timeout=120, cwd=node_clients))
+            module.store.db.close()
+            assert done.returncode == 0, done.stderr
+            turn = json.loads(done.stdout)
+            assert turn["events"][0] == "RUN_STARTED" and turn["events"][-1] == "RUN_FINISHED"
+        bodies = [hit.json()["messages"] for hit in upstream.hits]
+    assert turn["messages"][-1]["content"] == "Your name is Ada."
+    assert bodies[-1][0]["content"] == [{"type": "text", "text": "Hi, I am Ada."}]
+    assert any(b["type"] == "tool_use" for m in bodies[-1] for b in m["content"])
+    assert any(b["type"] == "tool_result" for m in bodies[-1] for b in m["content"])
+    assert bodies[-1][-1]["content"] == [{"type": "text", "text": "What is my name?"}]

@@ -10,6 +10,13 @@ thinking included, through :func:`~streamflow.web.from_ui_messages`), and
 user left). ``GET /api/chat/{id}`` returns the stored ``UIMessage[]`` (the page's
 initial messages); the database is a file, so chats survive a restart.
 ``/api/agui`` serves an AG-UI ``HttpAgent`` the same way (its thread is the chat).
+
+With ``REDIS_URL`` set, every instance shares the answers through
+:class:`~streamflow.web.resume.ResumableStreams`: an answer (one model turn) is
+produced into Redis, ``GET /api/chat/{id}/stream`` resumes it (the AI SDK's
+``resume: true``), and ``POST /api/chat/{id}/stop`` -- where the page's stop button
+goes besides aborting its fetch -- stops it on whichever instance runs it (the chat's
+``x-resume-token`` required); ``on_finish`` then stores the partial.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from streamflow import Agent, ToolRegistry
 from streamflow.agent import http_sender
 from streamflow.providers import make_provider
 from streamflow.web import (
+    Answer,
     ag_ui_response,
     agent_run,
     from_run_agent_input,
@@ -37,6 +45,8 @@ from streamflow.web import (
     to_ui_message,
     ui_message_stream_response,
 )
+from streamflow.web.history import to_dialect
+from streamflow.web.resume import ResumableStreams
 
 SYSTEM = "You are a helpful assistant."  # the app's own prompt: never taken from the client
 
@@ -75,11 +85,13 @@ store = ChatStore(os.environ.get("CHAT_DB", "chats.db"))
 client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=600.0))
 provider = make_provider("anthropic", model="claude-sonnet-4-5",  # ANTHROPIC_API_KEY from env
                          base_url=os.environ.get("ANTHROPIC_BASE_URL"), system=SYSTEM)
-agent = Agent(provider, ToolRegistry([get_weather]), http_sender(client))
+tools = ToolRegistry([get_weather])
+agent = Agent(provider, tools, http_sender(client))
+streams = ResumableStreams(os.environ["REDIS_URL"]) if os.environ.get("REDIS_URL") else None
 
 
 def saver(chat_id: str, message_id: str) -> Any:
-    def on_finish(answer: Any, *, status: str) -> None:  # completed, failed or aborted
+    def on_finish(answer: Answer, *, status: str) -> None:  # completed, failed or aborted
         store.save(chat_id, to_ui_message(answer, id=message_id))
     return on_finish
 
@@ -90,12 +102,29 @@ async def chat(request: Request) -> Response:  # useChat's transport posts {id, 
     store.save(chat_id, new)
     history = store.load(chat_id)
     message_id = f"{new['id']}-answer"
+    if streams is not None:  # one model turn through Redis: resumable, stoppable anywhere
+        messages = to_dialect(from_ui_messages(history), provider.dialect)
+        source = http_sender(client)(provider.request(messages, tools))
+        return await streams.create(request, chat_id, source, to="vercel-ui",
+                                    on_finish=saver(chat_id, message_id), message_id=message_id)
     return ui_message_stream_response(agent_run(agent, from_ui_messages(history)),
                                       message_id=message_id, on_finish=saver(chat_id, message_id))
 
 
 async def messages(request: Request) -> Response:
     return JSONResponse(store.load(request.path_params["chat_id"]))
+
+
+async def resume(request: Request) -> Response:  # the AI SDK's reconnect (resume: true)
+    if streams is None:
+        return Response(status_code=204)
+    return await streams.response(request, request.path_params["chat_id"], to="vercel-ui")
+
+
+async def stop(request: Request) -> Response:  # the stop button, from any instance
+    if streams is None:
+        return Response(status_code=204)  # the aborted fetch already stopped it
+    return await streams.stop_response(request, request.path_params["chat_id"])
 
 
 async def agui(request: Request) -> Response:  # an AG-UI HttpAgent posts a RunAgentInput
@@ -106,4 +135,7 @@ async def agui(request: Request) -> Response:  # an AG-UI HttpAgent posts a RunA
 
 app = Starlette(routes=[Route("/api/chat", chat, methods=["POST"]),
                         Route("/api/chat/{chat_id}", messages, methods=["GET"]),
-                        Route("/api/agui", agui, methods=["POST"])])
+                        Route("/api/chat/{chat_id}/stream", resume, methods=["GET"]),
+                        Route("/api/chat/{chat_id}/stop", stop, methods=["POST"]),
+                        Route("/api/agui", agui, methods=["POST"])],
+                lifespan=streams.lifespan if streams is not None else None)

@@ -177,6 +177,17 @@ class ResumableStreams:
         await self.link.call("set", self._stop_key(key), "1", ex=max(60, int(self.ttl)))
         return True
 
+    async def stop_response(self, request: Request, chat_id: str) -> Response:
+        """Answer a client's stop request: authorized and token-checked like a resume, then
+        :meth:`stop`; 204 when stopped (or nothing runs), the refusal otherwise (JSON)."""
+        try:
+            await self._authorized(request, chat_id)
+            if await self._latest(check_chat_id(chat_id), presented_token(request)):
+                await self.stop(chat_id)
+        except StreamflowError as error:
+            return refusal(error, "uni")
+        return Response(status_code=204)
+
     def _stop_key(self, stream_key: str) -> str:
         return f"{self.prefix}stop:{stream_key}"
 

@@ -20,14 +20,15 @@ from streamflow.server import ReplayServer, Route
 pytestmark = pytest.mark.anyio
 
 
-def text_turn(text: str) -> bytes:
-    """An Anthropic SSE body answering ``text``."""
+def text_turn(text: str, *more: str) -> bytes:
+    """An Anthropic SSE body answering ``text`` (and ``more``, one text delta each)."""
     events = [
         {"type": "message_start", "message": {
             "id": "msg_x", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
             "content": [], "stop_reason": None, "usage": {"input_tokens": 5, "output_tokens": 0}}},
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}
+          for t in (text, *more)),
         {"type": "content_block_stop", "index": 0},
         {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
          "usage": {"output_tokens": 3}},

@@ -37,7 +37,7 @@ async def node_turn(node_dir: Path, tmp_path: Path, url: str, chat_id: str,
 async def test_three_turns_from_the_real_client(node_clients: Path, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "chats.db"
-    slow = event_chunks(text_turn("A long answer. " * 40))
+    slow = event_chunks(text_turn(*["A long answer. "] * 40))
     routes = {"/v1/messages": [Route.from_body(text_turn("Hello Ada!")),
                                Route.from_body(TOOL_TURN.read_bytes()),
                                Route.from_body(text_turn("17 degrees in Paris.")),

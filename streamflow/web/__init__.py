@@ -21,7 +21,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from .answer import Answer, to_ui_message
 from .drive import AgentRun, EncoderSink, agent_run
-from .history import from_run_agent_input, from_ui_messages
+from .history import from_ui_messages
+from .history_agui import from_run_agent_input
 from .outbox import Outbox
 from .responses import (
     UI_MESSAGE_STREAM_HEADERS,

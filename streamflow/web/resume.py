@@ -30,7 +30,7 @@ still fails after one retry (503), are answered in the protocol's own error shap
 
 :meth:`ResumableStreams.stop` stops a chat's running answer from any instance: it
 sets a control key in Redis that the producer (wherever it runs) checks every
-``STOP_POLL`` seconds; the producer is cancelled (its upstream request closed), the
+``resume_stop.STOP_POLL`` seconds; the producer is cancelled (its upstream request closed), the
 stream ends with a ``cancelled`` terminal entry after the partial, so every reader
 ends, and ``on_finish(answer, status="aborted")`` is called. ``on_finish`` is called
 once per answer on the instance that produced it (``completed``, ``failed`` with the
@@ -75,13 +75,11 @@ from .resume_access import (
     token_to_keep,
 )
 from .resume_body import encoder_for, headers_for, sse_body
+from .resume_stop import until_stopped
 
 __all__ = ["Authorize", "ClientKey", "ResumableStreams", "ResumeRefused", "Started"]
 
 log = logging.getLogger(__name__)
-
-STOP_POLL = 0.25
-"""Seconds between a producer's checks of its stop key (:meth:`ResumableStreams.stop`)."""
 
 Authorize = Callable[[Request, str], Awaitable[bool]]
 ClientKey = Callable[[Request], "str | Awaitable[str | None] | None"]
@@ -164,7 +162,7 @@ class ResumableStreams:
     async def stop(self, chat_id: str) -> bool:
         """Stop the chat's running answer, on whichever instance produces it.
 
-        Sets the stream's stop key; its producer sees it within ``STOP_POLL`` s,
+        Sets the stream's stop key; its producer sees it within ``STOP_POLL`` (0.25) s,
         closes the upstream and ends the stream with a ``cancelled`` terminal entry
         (readers keep the partial). False when the chat has no stream. Raises
         :class:`ResumeRefused` for a bad id, :class:`TransportError` for Redis.
@@ -247,39 +245,25 @@ class ResumableStreams:
                        options: dict[str, Any], slot: Slot) -> None:
         on_finish = options.pop("_on_finish", None)
         recorder = AnswerRecorder()
-        status: FinishStatus = "aborted"
+        status: FinishStatus = "aborted"  # unless the run ends by itself
         stopped = False
+
+        async def work() -> None:
+            nonlocal status
+            try:
+                await run(source, sink, recorder, dialect=dialect, limits=self.limits, **options)
+                status = "failed" if recorder.answer.error is not None else "completed"
+            except SinkError as error:  # Redis failed under the producer: readers time out
+                status = "failed"
+                log.warning("writing %s to Redis failed: %s", sink.key, error)
+            except StreamflowError:
+                status = "failed"  # written to the stream as its terminal entry
+            except Exception:
+                log.exception("producer of %s failed", sink.key)
+                raise
+
         try:
-            async with anyio.create_task_group() as group:
-
-                async def watch_stop() -> None:
-                    nonlocal stopped
-                    stop_key = self._stop_key(sink.key)
-                    while True:
-                        await anyio.sleep(STOP_POLL)
-                        try:
-                            if await self.link.call("exists", stop_key):
-                                stopped = True
-                                group.cancel_scope.cancel()
-                                return
-                        except StreamflowError:
-                            pass  # Redis hiccup: look again next time
-
-                group.start_soon(watch_stop)
-                try:
-                    await run(source, sink, recorder, dialect=dialect, limits=self.limits,
-                              **options)
-                    status = "failed" if recorder.answer.error is not None else "completed"
-                except SinkError as error:  # Redis failed under the producer: readers time out
-                    status = "failed"
-                    log.warning("writing %s to Redis failed: %s", sink.key, error)
-                except StreamflowError:
-                    status = "failed"  # written to the stream as its terminal entry
-                except Exception:
-                    log.exception("producer of %s failed", sink.key)
-                    raise
-                finally:
-                    group.cancel_scope.cancel()
+            stopped = await until_stopped(self.link, self._stop_key(sink.key), work)
         finally:
             slot.release()
             with anyio.CancelScope(shield=True):

@@ -6,12 +6,14 @@ gets the whole history); then a turn the client stops mid-answer is stored as it
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from realredis import redis_server, redis_url  # noqa: F401 - fixtures
 from serving import serve_app
 from test_chat_app import TOOL_TURN, load_app, text_turn, user
 
@@ -106,3 +108,35 @@ async def test_three_turns_from_the_real_ag_ui_agent(node_clients: Path, tmp_pat
     assert any(b["type"] == "tool_use" for m in bodies[-1] for b in m["content"])
     assert any(b["type"] == "tool_result" for m in bodies[-1] for b in m["content"])
     assert bodies[-1][-1]["content"] == [{"type": "text", "text": "What is my name?"}]
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs Debian's redis-server")
+async def test_the_real_client_stops_an_answer_through_another_instance(
+        node_clients: Path, tmp_path: Path, redis_url: str,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "chats.db"
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    slow = event_chunks(text_turn(*["A long answer. "] * 40))
+    async with ReplayServer(Route(chunks=slow, delays=[0.0] + [0.3] * (len(slow) - 1))) as up:
+        first = load_app(db, up.url, monkeypatch)
+        second = load_app(db, up.url, monkeypatch)
+        with serve_app(first.app) as a, serve_app(second.app) as b:
+            path = tmp_path / "messages.json"
+            path.write_text(json.dumps([user("u1", "Talk.")]), encoding="utf-8")
+            args = ["node", str(node_clients / "chat_turn.mjs"), a + "/api/chat", "c7",
+                    str(path), "4", b + "/api/chat/c7/stop"]
+            done = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                args, capture_output=True, text=True, timeout=120, cwd=node_clients))
+            assert done.returncode == 0, done.stderr
+            with anyio.fail_after(5):
+                hit = await up.wait_disconnect()
+            with anyio.fail_after(5):
+                while (saved := first.store.load("c7"))[-1]["role"] != "assistant":
+                    await anyio.sleep(0.05)
+        first.store.db.close()
+        second.store.db.close()
+    turn = json.loads(done.stdout)
+    assert hit.disconnected and not hit.completed
+    assert turn["chunks"][-1] == "error" and "finish" not in turn["chunks"]
+    assert turn["message"]["parts"][-1]["text"].startswith("A long answer.")  # the partial
+    assert saved[-1]["parts"][-1]["text"].startswith("A long answer.")

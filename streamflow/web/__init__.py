@@ -4,7 +4,10 @@ Needs the ``web`` extra (``pip install 'streamflow-llm[web]'``: starlette, uvico
 ag-ui-protocol). :func:`ui_message_stream_response` writes the Vercel AI SDK v5 UI
 message stream (``useChat``), :func:`ag_ui_response` AG-UI events (CopilotKit and
 the agent frameworks that speak it); both take a byte source, a UniEvent source or
-an :func:`agent_run`, and cancel the upstream request when the client disconnects.
+an :func:`agent_run`, and cancel the upstream request when the client disconnects;
+``on_finish`` hears how each answer ended. :func:`from_ui_messages` and
+:func:`from_run_agent_input` read the client's history back in (:mod:`.history`),
+:func:`to_ui_message` writes an answer as the ``UIMessage`` to store.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("streamflow.web needs the web extra: "
                       "pip install 'streamflow-llm[web]'") from exc
 
+from .answer import Answer, to_ui_message
 from .drive import AgentRun, EncoderSink, agent_run
+from .history import from_ui_messages
+from .history_agui import from_run_agent_input
 from .outbox import Outbox
 from .responses import (
     UI_MESSAGE_STREAM_HEADERS,
@@ -25,5 +31,6 @@ from .responses import (
     ui_message_stream_response,
 )
 
-__all__ = ["UI_MESSAGE_STREAM_HEADERS", "AgentRun", "EncodedStreamResponse", "EncoderSink",
-           "Outbox", "ag_ui_response", "agent_run", "ui_message_stream_response"]
+__all__ = ["UI_MESSAGE_STREAM_HEADERS", "AgentRun", "Answer", "EncodedStreamResponse",
+           "EncoderSink", "Outbox", "ag_ui_response", "agent_run", "from_run_agent_input",
+           "from_ui_messages", "to_ui_message", "ui_message_stream_response"]

@@ -22,9 +22,11 @@ from ..dialects.ui_run import UIRunEncoder
 from ..errors import StreamflowError
 from ..events import JSONDict, UniEvent
 from ..limits import Limits
+from ..providers.request import Turn
 from ..runtime import run
 from ..sinks.base import AsyncSink
 from ..tools import ToolResult
+from .history import to_dialect
 from .outbox import Outbox
 
 __all__ = ["AgentRun", "EncoderSink", "agent_run", "produce"]
@@ -35,11 +37,15 @@ class AgentRun:
     """An Agent run still to start: ``agent.run(prompt)`` streamed as one UI message."""
 
     agent: Agent
-    prompt: str | Sequence[JSONDict]
+    prompt: str | Sequence[JSONDict] | Sequence[Turn]
 
 
-def agent_run(agent: Agent, prompt: str | Sequence[JSONDict]) -> AgentRun:
-    """The run of ``agent`` on ``prompt`` (a user text or a conversation), for a response."""
+def agent_run(agent: Agent, prompt: str | Sequence[JSONDict] | Sequence[Turn]) -> AgentRun:
+    """The run of ``agent`` on ``prompt``, for a response.
+
+    ``prompt``: a user text, a conversation in the agent's provider format, or the
+    neutral conversation (``Turn`` s, e.g. from :func:`~streamflow.web.from_ui_messages`),
+    written in the provider's format."""
     return AgentRun(agent, prompt)
 
 
@@ -65,16 +71,21 @@ class EncoderSink(AsyncSink):
         self.outbox.put_nowait(self.writer.check(self.encoder.tool_results([result])))
 
 
-async def _run_agent(job: AgentRun, sink: EncoderSink) -> None:
+async def _run_agent(job: AgentRun, *sinks: AsyncSink) -> None:
     agent = copy.copy(job.agent)  # the caller's agent is left as it was (it may be shared)
-    agent.sinks = [*job.agent.sinks, sink]
-    await agent.run(job.prompt)
+    agent.sinks = [*job.agent.sinks, *sinks]
+    prompt: Any = job.prompt
+    if not isinstance(prompt, str) and any(isinstance(t, Turn) for t in prompt):
+        prompt = to_dialect(prompt, agent.provider.dialect)
+    await agent.run(prompt)
 
 
 async def produce(source: Any, encoder: UIRunEncoder, outbox: Outbox, *,
-                  dialect: str = "auto", limits: Limits | None = None) -> None:
+                  dialect: str = "auto", limits: Limits | None = None,
+                  also: Sequence[AsyncSink] = ()) -> None:
     """Stream ``source`` (a byte or UniEvent source, or an :class:`AgentRun`) into ``outbox``.
 
+    ``also``: more sinks fed the same events (and an Agent's tool results).
     ``encoder`` must be a ``run=True`` UI encoder. A :class:`StreamflowError`, and a
     run whose last turn never stopped, are written in-band (the response has
     started) and not raised again.
@@ -82,9 +93,9 @@ async def produce(source: Any, encoder: UIRunEncoder, outbox: Outbox, *,
     sink = EncoderSink(encoder, outbox)
     try:
         if isinstance(source, AgentRun):
-            await _run_agent(source, sink)
+            await _run_agent(source, sink, *also)
         else:
-            await run(source, sink, dialect=dialect, limits=limits)
+            await run(source, sink, *also, dialect=dialect, limits=limits)
     except StreamflowError as error:
         await outbox.put(sink.writer.fail(error))
         return

@@ -9,6 +9,12 @@
 Each response runs its producer while it writes the body and watches the client: when
 the client disconnects, the producer is cancelled, which closes the upstream HTTP
 request (the provider sees the connection go).
+
+``on_finish(answer, *, status)`` is called exactly once per answer, when it ends:
+``"completed"``, ``"failed"`` (a typed error ended it; ``answer`` is the partial)
+or ``"aborted"`` (the client left; the partial). ``answer`` is an
+:class:`~streamflow.web.answer.Answer`; :func:`~streamflow.web.to_ui_message`
+makes it the ``UIMessage`` the user saw, to store with the chat.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from ..dialects.vercel_ui.encode import HEADERS as UI_MESSAGE_STREAM_HEADERS
 from ..dialects.vercel_ui.encode import VercelUIEncoder
 from ..limits import Limits
 from ..structured import OutputFrom
+from .answer import AnswerRecorder, FinishStatus, OnFinish, call_on_finish
 from .drive import produce
 from .outbox import Outbox
 
@@ -38,8 +45,9 @@ class EncodedStreamResponse(Response):
 
     def __init__(self, source: Any, encoder: UIRunEncoder, *, dialect: str = "auto",
                  limits: Limits | None = None, headers: Mapping[str, str] | None = None,
-                 status_code: int = 200) -> None:
+                 status_code: int = 200, on_finish: OnFinish | None = None) -> None:
         self.source = source
+        self.on_finish = on_finish
         self.encoder = encoder
         self.dialect = dialect
         self.limits = limits
@@ -51,12 +59,16 @@ class EncodedStreamResponse(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         outbox = Outbox()
+        recorder = AnswerRecorder(self.encoder.message_id)
+        status: FinishStatus = "aborted"  # unless the producer ran to its end
         async with anyio.create_task_group() as tg:
 
             async def producer() -> None:
+                nonlocal status
                 try:
                     await produce(self.source, self.encoder, outbox, dialect=self.dialect,
-                                  limits=self.limits)
+                                  limits=self.limits, also=(recorder,))
+                    status = "failed" if recorder.answer.error is not None else "completed"
                 finally:
                     outbox.close()
 
@@ -74,14 +86,17 @@ class EncodedStreamResponse(Response):
                     await send({"type": "http.response.body", "body": data, "more_body": True})
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
             except OSError:  # the client is gone (ASGI 2.4 servers say so on send)
-                pass
+                status = "aborted"
             tg.cancel_scope.cancel()
+        with anyio.CancelScope(shield=True):
+            await call_on_finish(self.on_finish, recorder.finish(), status)
 
 
 def ui_message_stream_response(source: Any, *, dialect: str = "auto",
                                limits: Limits | None = None, message_id: str | None = None,
                                headers: Mapping[str, str] | None = None, output: Any = None,
-                               output_from: OutputFrom = "auto") -> EncodedStreamResponse:
+                               output_from: OutputFrom = "auto",
+                               on_finish: OnFinish | None = None) -> EncodedStreamResponse:
     """The AI SDK v5 UI message stream of ``source`` (what ``useChat`` reads).
 
     ``source`` is a byte source (decoded with ``dialect``), a source of UniEvents, or
@@ -90,20 +105,21 @@ def ui_message_stream_response(source: Any, *, dialect: str = "auto",
     partial object as a ``data-output`` part (id ``output``), replaced in place as it
     grows and validated at the end. Headers: ``text/event-stream``,
     ``x-vercel-ai-ui-message-stream: v1``, ``cache-control: no-cache``,
-    ``x-accel-buffering: no``.
+    ``x-accel-buffering: no``. ``on_finish``: see the module doc.
     """
     encoder = VercelUIEncoder(run=True, message_id=message_id, output=output,
                               output_from=output_from)
     return EncodedStreamResponse(source, encoder,
                                  dialect=dialect, limits=limits,
-                                 headers={**UI_MESSAGE_STREAM_HEADERS, **(headers or {})})
+                                 headers={**UI_MESSAGE_STREAM_HEADERS, **(headers or {})},
+                                 on_finish=on_finish)
 
 
 def ag_ui_response(source: Any, *, dialect: str = "auto", limits: Limits | None = None,
                    thread_id: str | None = None, run_id: str | None = None,
                    message_id: str | None = None, headers: Mapping[str, str] | None = None,
-                   output: Any = None, output_from: OutputFrom = "auto"
-                   ) -> EncodedStreamResponse:
+                   output: Any = None, output_from: OutputFrom = "auto",
+                   on_finish: OnFinish | None = None) -> EncodedStreamResponse:
     """The AG-UI event stream of ``source`` (same sources as :func:`ui_message_stream_response`).
 
     ``thread_id``/``run_id`` go on ``RUN_STARTED``/``RUN_FINISHED`` (take them from
@@ -114,4 +130,5 @@ def ag_ui_response(source: Any, *, dialect: str = "auto", limits: Limits | None 
     encoder = AGUIEncoder(run=True, message_id=message_id, thread_id=thread_id, run_id=run_id,
                           output=output, output_from=output_from)
     return EncodedStreamResponse(source, encoder, dialect=dialect, limits=limits,
-                                 headers={"x-accel-buffering": "no", **(headers or {})})
+                                 headers={"x-accel-buffering": "no", **(headers or {})},
+                                 on_finish=on_finish)

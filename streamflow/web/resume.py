@@ -27,6 +27,14 @@ resume token (``x-resume-token``) that later requests of the chat must present
 (else 403), and an ``authorize`` hook may refuse any request (403); ``max_live`` and
 ``max_live_per_client`` cap the producers running (429). Refusals, and a Redis that
 still fails after one retry (503), are answered in the protocol's own error shape.
+
+:meth:`ResumableStreams.stop` stops a chat's running answer from any instance: it
+sets a control key in Redis that the producer (wherever it runs) checks every
+``resume_stop.STOP_POLL`` seconds; the producer is cancelled (its upstream request closed), the
+stream ends with a ``cancelled`` terminal entry after the partial, so every reader
+ends, and ``on_finish(answer, status="aborted")`` is called. ``on_finish`` is called
+once per answer on the instance that produced it (``completed``, ``failed`` with the
+partial, ``aborted`` when stopped or the app shut down).
 """
 
 from __future__ import annotations
@@ -43,12 +51,13 @@ from anyio.abc import TaskGroup
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from ..errors import SinkError, StreamflowError
+from ..errors import CancelledStreamError, SinkError, StreamflowError
 from ..limits import Limits
 from ..runtime import run
 from ..sinks.redis import RedisStreamSink
 from ..sources.redis_link import RedisLink
 from ..sources.redis_tailer import Tailer
+from .answer import AnswerRecorder, FinishStatus, OnFinish, call_on_finish
 from .resume_access import (
     PROTOCOLS,
     TOKEN_HEADER,
@@ -66,6 +75,7 @@ from .resume_access import (
     token_to_keep,
 )
 from .resume_body import encoder_for, headers_for, sse_body
+from .resume_stop import until_stopped
 
 __all__ = ["Authorize", "ClientKey", "ResumableStreams", "ResumeRefused", "Started"]
 
@@ -89,14 +99,17 @@ class ResumableStreams:
     * ``max_live`` -- producers running at once in this app (default 1000);
       ``max_live_per_client`` -- per client key (default: no cap), the key given by
       ``client_key(request)`` (default: the peer address). One more is a 429.
+    * ``on_finish`` -- ``(answer, *, status)``, sync or async, called once per answer
+      this instance produced (see the module doc); :meth:`start` may override it.
     """
 
     def __init__(self, url: str, *, prefix: str = "streamflow:", maxlen: int = 100_000,
                  ttl: float = 3600.0, heartbeat: float = 2.0, limits: Limits | None = None,
                  authorize: Authorize | None = None, tokens: bool = True,
                  max_live: int | None = 1000, max_live_per_client: int | None = None,
-                 client_key: ClientKey | None = None) -> None:
+                 client_key: ClientKey | None = None, on_finish: OnFinish | None = None) -> None:
         self.url = url
+        self.on_finish = on_finish
         self.prefix = prefix
         self.maxlen = maxlen
         self.ttl = ttl
@@ -146,17 +159,48 @@ class ResumableStreams:
                                "to the app (or use `async with streams.running():`)")
         return self._link
 
+    async def stop(self, chat_id: str) -> bool:
+        """Stop the chat's running answer, on whichever instance produces it.
+
+        Sets the stream's stop key; its producer sees it within ``STOP_POLL`` (0.25) s,
+        closes the upstream and ends the stream with a ``cancelled`` terminal entry
+        (readers keep the partial). False when the chat has no stream. Raises
+        :class:`ResumeRefused` for a bad id, :class:`TransportError` for Redis.
+        """
+        pointer, _ = self._keys(check_chat_id(chat_id))
+        key = await self.link.call("get", pointer)
+        if not key:
+            return False
+        key = key.decode() if isinstance(key, bytes) else str(key)
+        await self.link.call("set", self._stop_key(key), "1", ex=max(60, int(self.ttl)))
+        return True
+
+    async def stop_response(self, request: Request, chat_id: str) -> Response:
+        """Answer a client's stop request: authorized and token-checked like a resume, then
+        :meth:`stop`; 204 when stopped (or nothing runs), the refusal otherwise (JSON)."""
+        try:
+            await self._authorized(request, chat_id)
+            if await self._latest(check_chat_id(chat_id), presented_token(request)):
+                await self.stop(chat_id)
+        except StreamflowError as error:
+            return refusal(error, "uni")
+        return Response(status_code=204)
+
+    def _stop_key(self, stream_key: str) -> str:
+        return f"{self.prefix}stop:{stream_key}"
+
     def _keys(self, chat_id: str) -> tuple[str, str]:
         """The chat's pointer (to its latest stream) and its token hash."""
         return f"{self.prefix}chat:{chat_id}", f"{self.prefix}token:{chat_id}"
 
     async def start(self, chat_id: str, source: Any, *, token: str | None = None,
                     client: str | None = None, dialect: str = "auto",
-                    **options: Any) -> Started:
+                    on_finish: OnFinish | None = None, **options: Any) -> Started:
         """Start a fresh answer for ``chat_id`` from ``source``; the chat's latest from now.
 
         ``token`` is the chat's resume token (needed unless this is its first answer);
-        ``client`` the client key counted against ``max_live_per_client``. Raises
+        ``client`` the client key counted against ``max_live_per_client``;
+        ``on_finish`` replaces the app's for this answer. Raises
         :class:`ResumeRefused` (bad id 400, wrong token 403), :class:`LimitExceededError`
         (too many live streams) or :class:`TransportError` (Redis). The ``start``
         entry is written before this returns, so a reader may connect at once.
@@ -168,7 +212,7 @@ class ResumableStreams:
         slot = self.live.reserve(client)
         try:
             return await self._start(self._group, chat_id, source, token, slot, dialect,
-                                     options)
+                                     {**options, "_on_finish": on_finish or self.on_finish})
         except BaseException:
             slot.release()
             raise
@@ -199,28 +243,52 @@ class ResumableStreams:
 
     async def _produce(self, sink: RedisStreamSink, source: Any, dialect: str,
                        options: dict[str, Any], slot: Slot) -> None:
+        on_finish = options.pop("_on_finish", None)
+        recorder = AnswerRecorder()
+        status: FinishStatus = "aborted"  # unless the run ends by itself
+        stopped = False
+
+        async def work() -> None:
+            nonlocal status
+            try:
+                await run(source, sink, recorder, dialect=dialect, limits=self.limits, **options)
+                status = "failed" if recorder.answer.error is not None else "completed"
+            except SinkError as error:  # Redis failed under the producer: readers time out
+                status = "failed"
+                log.warning("writing %s to Redis failed: %s", sink.key, error)
+            except StreamflowError:
+                status = "failed"  # written to the stream as its terminal entry
+            except Exception:
+                log.exception("producer of %s failed", sink.key)
+                raise
+
         try:
-            await run(source, sink, dialect=dialect, limits=self.limits, **options)
-        except SinkError as error:  # Redis failed under the producer: readers time out
-            log.warning("writing %s to Redis failed: %s", sink.key, error)
-        except StreamflowError:
-            pass  # written to the stream as its terminal entry
-        except Exception:
-            log.exception("producer of %s failed", sink.key)
-            raise
+            stopped = await until_stopped(self.link, self._stop_key(sink.key), work)
         finally:
             slot.release()
-            await sink.aclose()
+            with anyio.CancelScope(shield=True):
+                if stopped and not sink.finished:
+                    try:
+                        await sink.on_end(CancelledStreamError("the answer was stopped"))
+                    except StreamflowError as error:
+                        log.warning("ending %s failed: %s", sink.key, error)
+                await sink.aclose()
+                try:
+                    await call_on_finish(on_finish, recorder.finish(), status)
+                except Exception:
+                    log.exception("on_finish of %s failed", sink.key)
 
     async def create(self, request: Request, chat_id: str, source: Any, *, to: str = "uni",
                      dialect: str = "auto", options: Mapping[str, Any] | None = None,
-                     headers: Mapping[str, str] | None = None, **flavour: Any) -> Response:
+                     headers: Mapping[str, str] | None = None,
+                     on_finish: OnFinish | None = None, **flavour: Any) -> Response:
         """Start a fresh answer for the chat and stream it (see :meth:`start`, :meth:`response`).
 
         The request is authorized, its token (when the chat has one) checked and its
         client counted; the response carries the chat's token in ``x-resume-token``.
         A refusal or a Redis failure is the protocol's error answer, never a 500.
-        ``options`` go to the producer's ``run()``, ``flavour`` to the encoder.
+        ``options`` go to the producer's ``run()``, ``flavour`` to the encoder;
+        ``on_finish`` replaces the app's for this answer.
         """
         _check_protocol(to)
         try:
@@ -229,7 +297,8 @@ class ResumableStreams:
             if inspect.isawaitable(client):
                 client = await client
             started = await self.start(chat_id, source, token=presented_token(request),
-                                       client=client, dialect=dialect, **(options or {}))
+                                       client=client, dialect=dialect, on_finish=on_finish,
+                                       **(options or {}))
         except StreamflowError as error:
             return refusal(error, to)
         return self._serve(started.key, started.chat_id, to, request, "", headers, flavour,

@@ -9,7 +9,7 @@ import pytest
 from parts import npm_install
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
-PACKAGES = ("ai", "ai-latest", "@ag-ui/core", "@ag-ui/client")
+PACKAGES = ("ai", "ai-latest", "@ag-ui/core", "@ag-ui/client")  # ai-latest: the current major
 
 
 def install_node_clients(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -25,3 +25,4 @@ def install_node_clients(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def node_clients(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """tests/web/node with the real AI SDK v5 and AG-UI clients installed."""
     return install_node_clients(tmp_path_factory)
+

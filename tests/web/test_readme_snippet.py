@@ -48,6 +48,7 @@ async def readme_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Asyn
     async with DemoServer("anthropic", fast=True) as upstream:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", upstream.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        monkeypatch.setenv("CHAT_DB", str(tmp_path / "chats.db"))  # the app's SQLite file
         with serve_app(readme_app(tmp_path)) as url:
             yield url
 

@@ -1,0 +1,49 @@
+"""Stop from anywhere: a producer runs until its stop key appears in Redis.
+
+:meth:`~streamflow.web.resume.ResumableStreams.stop` sets ``<prefix>stop:<stream
+key>``; the producer of that stream, on whichever instance, checks it every
+:data:`STOP_POLL` seconds while it runs and is cancelled when it is there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from ..errors import StreamflowError
+from ..sources.redis_link import RedisLink
+
+__all__ = ["STOP_POLL", "until_stopped"]
+
+STOP_POLL = 0.25
+"""Seconds between a producer's checks of its stop key."""
+
+
+async def until_stopped(link: RedisLink, stop_key: str,
+                        work: Callable[[], Awaitable[None]]) -> bool:
+    """Run ``work()`` until it returns or ``stop_key`` exists; True when it was stopped.
+
+    ``work`` should handle its own errors (one raised here arrives in an exception group).
+    """
+    stopped = False
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            nonlocal stopped
+            while True:
+                await anyio.sleep(STOP_POLL)
+                try:
+                    if await link.call("exists", stop_key):
+                        stopped = True
+                        group.cancel_scope.cancel()
+                        return
+                except StreamflowError:
+                    pass  # a Redis hiccup: look again next time
+
+        group.start_soon(watch)
+        try:
+            await work()
+        finally:
+            group.cancel_scope.cancel()
+    return stopped

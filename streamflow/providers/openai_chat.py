@@ -24,9 +24,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..events import InlineDataItem
 from ..message import Message
 from ..tools import Tool, ToolResult
 from .base import HTTPRequest, JSONDict, Provider
+from .formats.common import image_data_url
 from .formats.openai_chat import assistant_message
 
 __all__ = ["OpenAIChatProvider"]
@@ -75,9 +77,21 @@ class OpenAIChatProvider(Provider):
         return assistant_message(list(message.items))
 
     def tool_result_messages(self, results: Sequence[ToolResult]) -> list[JSONDict]:
-        """One ``{"role": "tool", "tool_call_id", "content"}`` message per result."""
-        return [{"role": "tool", "tool_call_id": r.tool_call_id, "content": r.text}
-                for r in results]
+        """One ``{"role": "tool", "tool_call_id", "content"}`` message per result.
+
+        A tool message carries text only: the images of results with media follow in
+        one ``user`` message (``image_url`` parts), as the API takes them.
+        """
+        out: list[JSONDict] = [{"role": "tool", "tool_call_id": r.tool_call_id,
+                                "content": r.text} for r in results]
+        images: list[JSONDict] = [
+            {"type": "image_url", "image_url": {"url": image_data_url(p)}}
+            for r in results for p in r.parts or () if isinstance(p, InlineDataItem)
+            and p.mime_type.startswith("image/")]
+        if images:
+            out.append({"role": "user", "content": [
+                {"type": "text", "text": "The images the tool calls returned:"}, *images]})
+        return out
 
     @staticmethod
     def tool_result_ids(body: Mapping[str, Any]) -> list[str]:

@@ -9,9 +9,11 @@ Running the calls is :class:`streamflow.ToolDispatchSink` (the sink ``run()`` fe
 
 from __future__ import annotations
 
+from .mcp import MCPTool, MCPToolError, mcp_http, mcp_stdio
 from .registry import ToolRegistry
-from .result import ToolResult, error_result, prepare_call, to_text
+from .result import ToolContent, ToolResult, error_result, prepare_call, to_text
 from .schema import Tool, tool_from_function
 
-__all__ = ["Tool", "ToolRegistry", "ToolResult", "error_result", "prepare_call", "to_text",
+__all__ = ["MCPTool", "MCPToolError", "Tool", "ToolContent", "ToolRegistry", "ToolResult",
+           "error_result", "mcp_http", "mcp_stdio", "prepare_call", "to_text",
            "tool_from_function"]

@@ -40,12 +40,12 @@ __all__ = [
     "OPERATION_EXECUTE_TOOL",
     "OPERATION_INVOKE_AGENT",
     "PROVIDER_BY_DIALECT",
+    "STREAMFLOW_APPROVAL_EVENT",
     "STREAMFLOW_COST",
     "STREAMFLOW_DIALECT",
     "STREAMFLOW_RETRY_ATTEMPT",
     "STREAMFLOW_RETRY_EVENT",
     "STREAMFLOW_TOOL_PROGRESS_EVENT",
-    "STREAMFLOW_TURN",
     "TOKEN_BUCKETS",
     "TOKEN_TYPE_INPUT",
     "TOKEN_TYPE_OUTPUT",
@@ -99,7 +99,7 @@ STREAMFLOW_COST = "streamflow.usage.cost"
 STREAMFLOW_RETRY_EVENT = "streamflow.retry"
 STREAMFLOW_RETRY_ATTEMPT = "streamflow.retry.attempt"
 STREAMFLOW_TOOL_PROGRESS_EVENT = "streamflow.tool.progress"
-STREAMFLOW_TURN = "streamflow.turn"
+STREAMFLOW_APPROVAL_EVENT = "streamflow.approval.request"
 
 #: ``gen_ai.provider.name`` well-known values of providers that are not a dialect name
 #: (a registered dialect says its own: ``Decoder.provider_name``).

@@ -14,6 +14,10 @@ sit between the steps, and the run closes with the usage of every turn.
         out += enc.tool_results(turn.results)  # ToolResult objects, in call order
     out += enc.finish()                        # or enc.fail(error)
 
+Between the steps of an Agent run, :meth:`UIRunEncoder.tool_progress` writes a running
+tool's progress (the AI SDK's preliminary output) and
+:meth:`UIRunEncoder.approval_request` a call waiting for a person's approval.
+
 Groups never interleave (UniEvent grammar), so one open group is enough state: the
 first fragment opens it, every fragment grows it, the ``.done`` item closes it.
 """
@@ -99,6 +103,18 @@ class UIRunEncoder(Encoder):
         out = [self._begin()]
         out.extend(self.encode_result(result) for result in results)
         return b"".join(out)
+
+    def tool_progress(self, call: ToolCallItem, message: str | None, data: Any = None) -> bytes:
+        """The bytes of one progress report of the running tool ``call``."""
+        if self.finished:
+            raise RuntimeError(f"{self.name} encoder got tool progress after the run ended")
+        return self._begin() + self.encode_progress(call, message, data)
+
+    def approval_request(self, call: ToolCallItem, approval_id: str) -> bytes:
+        """The bytes asking to approve ``call`` before it runs (the run then ends pending)."""
+        if self.finished:
+            raise RuntimeError(f"{self.name} encoder got an approval request after the run ended")
+        return self._begin() + self.encode_approval(call, approval_id)
 
     def finish(self) -> bytes:
         """The bytes that end a ``run=True`` run successfully (usage of every turn)."""
@@ -197,6 +213,14 @@ class UIRunEncoder(Encoder):
 
     def encode_result(self, result: ToolResult) -> bytes:
         """One tool result."""
+        raise NotImplementedError
+
+    def encode_progress(self, call: ToolCallItem, message: str | None, data: Any) -> bytes:
+        """One progress report of a running tool."""
+        raise NotImplementedError
+
+    def encode_approval(self, call: ToolCallItem, approval_id: str) -> bytes:
+        """A call waiting for approval."""
         raise NotImplementedError
 
     def error(self, error: StreamflowError) -> bytes:

@@ -87,6 +87,7 @@ class UIRunEncoder(Encoder):
         self.group_id = ""
         self._groups = 0
         self._provider: JSONDict = {}
+        self.calls: dict[str, ToolCallItem] = {}  # the run's finished tool calls, by id
 
     # -- the driving side --------------------------------------------------------------
 
@@ -149,6 +150,8 @@ class UIRunEncoder(Encoder):
             self.group_id = f"{item.kind}-{self._groups}"
             out.append(self.open_group(item))
         if item.type.endswith(".done"):
+            if isinstance(item, ToolCallItem):
+                self.calls[item.tool_call_id] = item
             out.append(self.close_group(self.group, item))
             self.group = None
         else:

@@ -2,9 +2,10 @@
 
 :func:`produce` is what the web responses run: a byte source (decoded with
 ``dialect``) or a source of UniEvents goes through :func:`streamflow.run` with an
-:class:`EncoderSink`; an :class:`AgentRun` runs a copy of its agent with that sink
-added, so every turn streams into the same UI message, and each turn's tool results
-(the Agent hands them to its sinks' ``on_tool_result``) are written between the steps.
+:class:`EncoderSink`; an :class:`AgentRun` is iterated as its ``agent.stream()``, each
+AgentEvent written by :func:`~streamflow.dialects.ui_agent.feed_agent_event`, so every
+turn streams into the same UI message with the tool input, progress (preliminary
+output), results and approval requests between the steps.
 A typed error ends the body with the protocol's in-band error; cancellation (the
 client went away) ends it with nothing and cancels the upstream request.
 """
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agent import Agent
+from ..dialects.ui_agent import feed_agent_event
 from ..dialects.ui_run import UIRunEncoder
 from ..errors import StreamflowError
 from ..events import JSONDict, UniEvent
@@ -31,10 +33,14 @@ __all__ = ["AgentRun", "EncoderSink", "agent_run", "produce"]
 
 @dataclass(frozen=True, slots=True)
 class AgentRun:
-    """An Agent run still to start: ``agent.run(prompt)`` streamed as one UI message."""
+    """An Agent run still to start: ``agent.stream(prompt)`` streamed as one UI message."""
 
     agent: Agent
     prompt: str | Sequence[JSONDict]
+
+    def stream(self) -> Any:
+        """The run's ``AgentStream`` (enter it with ``async with``)."""
+        return self.agent.stream(self.prompt)  # type: ignore[attr-defined]
 
 
 def agent_run(agent: Agent, prompt: str | Sequence[JSONDict]) -> AgentRun:
@@ -60,9 +66,16 @@ class EncoderSink(AsyncSink):
 
 
 async def _run_agent(job: AgentRun, sink: EncoderSink) -> None:
-    agent = copy.copy(job.agent)  # the caller's agent is left as it was (it may be shared)
-    agent.sinks = [*job.agent.sinks, sink]
-    await agent.run(job.prompt)
+    if not hasattr(job.agent, "stream"):  # an Agent without runs as streams
+        agent = copy.copy(job.agent)  # the caller's agent is left as it was (it may be shared)
+        agent.sinks = [*job.agent.sinks, sink]
+        await agent.run(job.prompt)
+        return
+    async with job.stream() as run:
+        async for ev in run:
+            data = feed_agent_event(sink.encoder, ev)
+            if data:
+                await sink.outbox.put(data)
 
 
 async def produce(source: Any, encoder: UIRunEncoder, outbox: Outbox, *,
@@ -82,4 +95,5 @@ async def produce(source: Any, encoder: UIRunEncoder, outbox: Outbox, *,
         if not encoder.finished:
             await outbox.put(encoder.fail(error))
         return
-    await outbox.put(encoder.finish())
+    if not encoder.finished:
+        await outbox.put(encoder.finish())

@@ -32,10 +32,11 @@ still fails after one retry (503), are answered in the protocol's own error shap
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Any
 
 import anyio
@@ -43,12 +44,14 @@ from anyio.abc import TaskGroup
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from ..errors import SinkError, StreamflowError
+from ..dialects.ui_agent import agent_record
+from ..errors import SinkError, StreamflowError, StreamTimeoutError
 from ..limits import Limits
 from ..runtime import run
 from ..sinks.redis import RedisStreamSink
 from ..sources.redis_link import RedisLink
 from ..sources.redis_tailer import Tailer
+from .drive import AgentRun
 from .resume_access import (
     PROTOCOLS,
     TOKEN_HEADER,
@@ -155,6 +158,11 @@ class ResumableStreams:
                     **options: Any) -> Started:
         """Start a fresh answer for ``chat_id`` from ``source``; the chat's latest from now.
 
+        ``source`` is a byte or UniEvent source, or an :func:`~streamflow.web.agent_run`:
+        a whole Agent run, each of its events one entry (its record, see
+        :mod:`streamflow.dialects.ui_agent`), served in ``vercel-ui`` and ``ag-ui`` as
+        one UI message (``uni`` readers get the records as they are).
+
         ``token`` is the chat's resume token (needed unless this is its first answer);
         ``client`` the client key counted against ``max_live_per_client``. Raises
         :class:`ResumeRefused` (bad id 400, wrong token 403), :class:`LimitExceededError`
@@ -193,7 +201,8 @@ class ResumableStreams:
                 except StreamflowError:
                     pass  # it expires with the sink's ttl
             raise
-        group.start_soon(self._produce, sink, source, dialect, options, slot,
+        producer = self._produce_agent if isinstance(source, AgentRun) else self._produce
+        group.start_soon(producer, sink, source, dialect, options, slot,
                          name=f"streamflow-producer:{key}")
         return Started(chat_id, key, token if self.tokens else None)
 
@@ -207,6 +216,31 @@ class ResumableStreams:
             pass  # written to the stream as its terminal entry
         except Exception:
             log.exception("producer of %s failed", sink.key)
+            raise
+        finally:
+            slot.release()
+            await sink.aclose()
+
+    async def _produce_agent(self, sink: RedisStreamSink, job: AgentRun, dialect: str,
+                             options: dict[str, Any], slot: Slot) -> None:
+        """An Agent run into the stream: one entry per record, ``run.end`` the last one."""
+        try:
+            with anyio.fail_after(self.limits.deadline) if self.limits.deadline else \
+                    nullcontext():
+                async with job.stream() as run:
+                    async for ev in run:
+                        record = agent_record(ev)
+                        if record is not None:
+                            await sink.on_record(json.dumps(record, separators=(",", ":")),
+                                                 last=record["agent"] == "run.end")
+        except TimeoutError:
+            await sink.on_end(StreamTimeoutError("deadline", self.limits.deadline or 0.0))
+        except SinkError as error:
+            log.warning("writing %s to Redis failed: %s", sink.key, error)
+        except StreamflowError as error:
+            await sink.on_end(error)  # the run's typed error is the terminal entry
+        except Exception:
+            log.exception("agent run of %s failed", sink.key)
             raise
         finally:
             slot.release()

@@ -42,8 +42,10 @@ def _call_dict(call: ToolCallItem) -> JSONDict:
 
 
 def _call(data: JSONDict) -> ToolCallItem:
+    arguments = data.get("arguments")
     return ToolCallItem("tool_call.done", str(data.get("name", "")),
-                        str(data.get("tool_call_id", "")), data.get("arguments"))
+                        str(data.get("tool_call_id", "")),
+                        arguments if isinstance(arguments, (str, dict)) else {})
 
 
 def _is_sub(ev: Any) -> bool:

@@ -11,7 +11,6 @@ process; :func:`serving` a ``ResumableStreams`` app behind httpx's ASGI transpor
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -28,6 +27,7 @@ import anyio.abc
 import httpx
 import pytest
 from anyio.abc import SocketStream, TaskStatus
+from parts import program
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -38,7 +38,6 @@ from streamflow.sources import from_bytes
 from streamflow.web.resume import ResumableStreams
 
 ROOT = Path(__file__).resolve().parents[1]
-REDIS = shutil.which("redis-server")
 DEMO_TURN = (files("streamflow.demo") / "recordings" / "anthropic-turn1.sse").read_bytes()
 
 
@@ -47,6 +46,23 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def server_pid(port: int) -> int | None:
+    """The process id of the Redis answering on ``port``, or None when none answers."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"INFO server\r\n")
+            reply = b""
+            while b"process_id:" not in reply or not reply.endswith(b"\r\n"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return None
+                reply += chunk
+    except OSError:
+        return None
+    line = reply.split(b"process_id:", 1)[1].split(b"\r\n", 1)[0]
+    return int(line)
 
 
 def ping(port: int) -> bool:
@@ -74,16 +90,24 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.tmp),
-             "--save", "", "--appendonly", "yes" if self.persist else "no",
-             "--appendfsync", "always", "--daemonize", "no", "--loglevel", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while not ping(self.port):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"redis-server did not start on port {self.port}")
-            time.sleep(0.02)
+        """Start on ``self.port``; on a fresh port when another process (a parallel
+        pytest-xdist worker) took that one between :func:`free_port` and the bind."""
+        for _attempt in range(3):
+            self.proc = subprocess.Popen(
+                [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir",
+                 str(self.tmp), "--save", "", "--appendonly", "yes" if self.persist else "no",
+                 "--appendfsync", "always", "--daemonize", "no", "--loglevel", "warning"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 10
+            while server_pid(self.port) != self.proc.pid:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
+            else:
+                return
+            self.stop()
+            self.port = free_port()
+        raise RuntimeError(f"redis-server did not start on port {self.port}")
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -100,10 +124,7 @@ class RedisServer:
 @contextmanager
 def running(tmp: Path, *, persist: bool = False) -> Iterator[RedisServer]:
     """A redis-server in ``tmp`` for the block (the test skips without one)."""
-    if REDIS is None:
-        pytest.skip("redis-server is not installed (apt-get install -y redis-server; "
-                    ".ci/run installs it)")
-    server = RedisServer(REDIS, tmp, persist=persist)
+    server = RedisServer(program("redis-server"), tmp, persist=persist)
     server.start()
     try:
         yield server

@@ -10,7 +10,8 @@ Clients speak Anthropic (``POST /v1/messages``), OpenAI chat
 (``/v1/chat/completions``) or OpenAI Responses (``/v1/responses``) to it; the
 gateway speaks ``--upstream-dialect`` to ``--upstream`` (a base URL as the official
 SDKs take it: OpenAI's ends in ``/v1``). Without ``--api-key-env`` the client's own
-key is forwarded. Exit codes: 0 after a clean shutdown (Ctrl-C), 2 bad usage.
+key is forwarded. Needs the ``gateway`` extra (starlette, uvicorn). Exit codes: 0
+after a clean shutdown (Ctrl-C), 2 bad usage or the extra missing.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ import sys
 
 from ..providers.endpoints import ENDPOINTS
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["EXTRA", "add_arguments", "run"]
+
+EXTRA = "gateway"
+"""The extra this command needs (named when one of its packages is missing)."""
 
 
 def _listen(value: str) -> tuple[str, int]:
@@ -49,14 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
-    try:
-        import uvicorn
+    import uvicorn  # a missing extra is reported by the command line (cli.main)
 
-        from ..gateway import create_app
-    except ImportError as exc:
-        print(f"streamflow gateway: {exc.name} is missing; install streamflow[gateway]",
-              file=sys.stderr)
-        return 2
+    from ..gateway import create_app
+
     api_key = None
     if args.api_key_env:
         api_key = os.environ.get(args.api_key_env)

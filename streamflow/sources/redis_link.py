@@ -71,7 +71,7 @@ class RedisLink:
             from redis.exceptions import TimeoutError as NoReply
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise ImportError("streamflow's Redis support needs redis-py: "
-                              "pip install 'streamflow[redis]'") from exc
+                              "pip install 'streamflow-llm[redis]'") from exc
         self.url = url
         self.threaded = not _on_asyncio()
         backoff = ExponentialBackoff(cap=BACKOFF_CAP, base=BACKOFF_BASE)

@@ -1,6 +1,6 @@
 """MCP tools: the tools of a Model Context Protocol server as a :class:`ToolRegistry`.
 
-Needs the ``mcp`` extra (``pip install 'streamflow[mcp]'``: the official ``mcp`` SDK
+Needs the ``mcp`` extra (``pip install 'streamflow-llm[mcp]'``: the official ``mcp`` SDK
 and ``jsonschema``), imported when first used::
 
     params = StdioServerParameters(command="uvx", args=["mcp-server-time"])
@@ -44,6 +44,7 @@ from typing import Any, TextIO
 from pydantic import BaseModel, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from .._extras import install_line
 from ..events import InlineDataItem, TextItem
 from .registry import ToolRegistry
 from .result import ToolContent
@@ -66,7 +67,7 @@ def _require_mcp() -> Any:
     try:
         import mcp
     except ImportError:
-        raise ImportError("MCP tools need the mcp extra: pip install 'streamflow[mcp]'") from None
+        raise ImportError(f"MCP tools need the mcp extra: {install_line('mcp')}") from None
     return mcp
 
 
@@ -75,7 +76,7 @@ def _validator(schema: Mapping[str, Any]) -> Any:
     try:
         import jsonschema
     except ImportError:
-        raise ImportError("MCP tools need the mcp extra: pip install 'streamflow[mcp]' "
+        raise ImportError(f"MCP tools need the mcp extra: {install_line('mcp')} "
                           "(jsonschema)") from None
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:

@@ -1,6 +1,7 @@
 """A real ``redis-server`` per test session (see tests/realredis.py); the real npm clients.
 
-Tests here never fake Redis: without Debian's ``redis-server`` they skip, saying so.
+Tests here never fake Redis: without ``redis-server`` on PATH they skip, saying so
+(:mod:`parts`); one server per pytest-xdist worker.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ __all__ = ["node_clients", "own_redis", "redis_server", "redis_url"]
 
 
 @pytest.fixture(scope="session")
-def node_clients() -> Path:
-    """The real npm clients, installed by the web tests' fixture (skips without node/npm)."""
-    from web.conftest import node_clients as install
+def node_clients(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real npm clients, installed as the web tests install them (skips without them)."""
+    from web.conftest import install_node_clients
 
-    return Path(install.__wrapped__())  # type: ignore[attr-defined]
+    return install_node_clients(tmp_path_factory)

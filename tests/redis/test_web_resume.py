@@ -115,6 +115,7 @@ async def resumed_client(http: httpx.AsyncClient, first: Instance, second: Insta
     return client
 
 
+@pytest.mark.slow
 async def test_200_streams_each_cut_and_resumed_on_the_other_instance(
         pair: tuple[Instance, Instance]) -> None:
     rng = random.Random(16)

@@ -1,4 +1,5 @@
-"""``streamflow demo --web`` in a real browser: Debian's chromium driven by Playwright for Python.
+"""``streamflow demo --web`` in a real browser: chromium (found on PATH) driven by
+Playwright for Python.
 
 The page is served by the real command (a subprocess on a free loopback port). The
 bundled conversation must render its thinking (collapsed), the ``get_weather`` call
@@ -22,27 +23,25 @@ from typing import Any
 
 import anyio
 import pytest
+from parts import program
 from realdata import DATA, ROOT
 
 from streamflow.decoder import assemble
 from streamflow.demo import recording
 from streamflow.server import ReplayServer, Route
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 XSS = '<img src=x onerror="window.__xss=1"> and <script>window.__xss=2;alert(2)</script> done'
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-if not CHROMIUM.exists():
-    pytest.skip("chromium is not installed (apt-get install -y chromium; CI's .ci/run does)",
-                allow_module_level=True)
+CHROMIUM = program("chromium", "chromium-browser", module=True)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                              args=ARGS)
         yield browser
         browser.close()

@@ -83,7 +83,7 @@ async def test_a_run_survives_a_reconnect_after_any_event(redis_url: str, to: st
         token = started.headers["x-resume-token"]
         whole = events(started.text)
         for cut in range(1, len(whole)):
-            last_id = [x for x in whole[cut - 1].split("\n") if x.startswith("id: ")][0][4:]
+            last_id = next(x for x in whole[cut - 1].split("\n") if x.startswith("id: "))[4:]
             rest = await http.get(f"/chat/run-{to}/stream?to={to}",
                                   headers={"last-event-id": last_id, "x-resume-token": token})
             assert events(rest.text) == whole[cut:], f"after event {cut}"

@@ -80,7 +80,12 @@ def agent_record(ev: Any) -> JSONDict | None:
 
 
 def feed_agent_record(encoder: UIRunEncoder, record: JSONDict) -> bytes:
-    """The bytes of one stored record (see :func:`agent_record`)."""
+    """The bytes of one stored record (see :func:`agent_record`).
+
+    A record belongs to a run, so it makes ``encoder`` a run encoder (``run=True``: a
+    turn's ``stop`` ends its step, ``run.end`` the run), whatever it was created as.
+    """
+    encoder.run = True
     kind = record.get("agent")
     if kind == "event":
         return encoder.feed(event_from_dict(record["event"]))

@@ -67,7 +67,8 @@ async def app_client(redis_url: str) -> AsyncIterator[httpx.AsyncClient]:
 
 
 def events(body: str) -> list[str]:
-    return [e for e in body.split("\n\n") if e.strip()]
+    """The SSE events of a body (heartbeat comments left out)."""
+    return [e for e in body.split("\n\n") if e.strip() and not e.startswith(":")]
 
 
 def data(event: str) -> Any:

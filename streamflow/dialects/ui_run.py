@@ -36,7 +36,8 @@ from .encoder import Encoder
 __all__ = ["UIRunEncoder", "b64", "error_text", "partial_arguments", "streamflow_metadata",
            "total_usage", "turn_summary"]
 
-_COUNTERS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens", "cost")
+_COUNTERS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens",
+             "cache_write_tokens", "cost")
 
 
 def total_usage(usages: Sequence[Usage | None]) -> Usage | None:
@@ -123,6 +124,13 @@ class UIRunEncoder(Encoder):
             raise RuntimeError(f"{self.name} encoder finished twice")
         self.finished = True
         return self._begin() + self.end_run()
+
+    def end(self) -> bytes | None:
+        """When the events ran out: a ``run=True`` run whose last turn stopped is finished
+        (:meth:`finish`); a turn still open is an incomplete body (``None``)."""
+        if not self.finished and self.run and not self.step_open and self.turns:
+            return self.finish()
+        return super().end()
 
     def encode_event(self, event: UniEvent) -> bytes:
         """One event: open the run and the step as needed, then the item or the stop."""

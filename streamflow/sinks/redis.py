@@ -40,9 +40,9 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from .._scope import current_scope
 from ..errors import CancelledStreamError, StreamflowError, TransportError
-from ..events import UniEvent
-from ..sources.bridge import current_scope
+from ..events import UniEvent, usage_to_dict
 from ..sources.redis_link import transport_error
 from ..sources.redis_streams import (
     BEAT,
@@ -60,7 +60,7 @@ __all__ = ["RedisStreamSink"]
 
 
 def _json(item: UniEvent | StreamflowError) -> str:
-    """The uni JSON of an event, or of an error with its partial's provider data."""
+    """The uni JSON of an event, or of an error with its partial's provider data and usage."""
     from ..dialects.uni.decode import to_json
 
     text = to_json(item)
@@ -69,6 +69,10 @@ def _json(item: UniEvent | StreamflowError) -> str:
         provider = json.dumps(partial.provider, ensure_ascii=False, separators=(",", ":"),
                               default=str)
         text = text[:-1] + ',"provider":' + provider + "}"
+    if isinstance(item, StreamflowError) and partial is not None and partial.usage_metadata:
+        usage = json.dumps(usage_to_dict(partial.usage_metadata), ensure_ascii=False,
+                           separators=(",", ":"), default=str)
+        text = text[:-1] + ',"usage_metadata":' + usage + "}"
     return text
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 
+from ..dialects.frames_out import sse_data, text_bytes
 from ..limits import Limits
 from .bridge import ChunkStream, Source
 from .redis_streams import BEAT, END, EVENT, RedisLink, entry_key, read_entries
@@ -38,8 +39,7 @@ def sse_frame(entry_id: str, data: str, *, replay: bool = False) -> bytes:
     A replayed event carries the resume point as its id (not its own), so a reader
     cut during the replay still resumes after the right event.
     """
-    head = b"event: replay\n" if replay else b""
-    return head + b"id: " + entry_id.encode() + b"\ndata: " + data.encode("utf-8") + b"\n\n"
+    return sse_data(text_bytes(data), "replay" if replay else None, entry_id, checked=True)
 
 
 class RedisSource(Source):

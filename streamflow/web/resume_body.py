@@ -22,6 +22,7 @@ from typing import Any, cast
 
 from ..dialects import get_encoder
 from ..dialects.encoder import Encoder
+from ..dialects.frames_out import field_line
 from ..dialects.ui_agent import feed_agent_record
 from ..dialects.ui_run import UIRunEncoder
 from ..errors import StreamflowError
@@ -72,7 +73,7 @@ def with_ids(chunk: bytes, entry_id: str) -> list[tuple[int, bytes]]:
     out = []
     for index, event in enumerate(events):
         name = entry_id if index == len(events) - 1 else f"{entry_id}/{index}"
-        out.append((index, b"id: " + name.encode() + b"\n" + event + b"\n\n"))
+        out.append((index, field_line("id", name) + event + b"\n\n"))
     return out
 
 

@@ -1,6 +1,6 @@
 """UniEvents (or a whole Agent run) as AG-UI events, built with the ``ag-ui-protocol`` models.
 
-SSE, one ``data: <json>`` per event (camelCase, ``ag_ui.encoder.EventEncoder``). A
+SSE, one ``data: <json>`` per event (camelCase, as ``ag_ui.encoder.EventEncoder`` writes it). A
 run is ``RUN_STARTED``, per turn ``STEP_STARTED`` .. ``STEP_FINISHED`` with the
 turn's ``TOOL_CALL_RESULT`` events after it, then ``RUN_FINISHED`` (or
 ``RUN_ERROR``, after which nothing is sent)::
@@ -56,7 +56,6 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 from ag_ui.core import Interrupt as AGUIInterrupt
-from ag_ui.encoder import EventEncoder
 from pydantic_core import from_json, to_json
 
 from ...errors import StreamflowError
@@ -70,12 +69,10 @@ from ...events import (
 )
 from ...tools import ToolResult
 from ..encoder import new_id
+from ..frames_out import sse
 from ..ui_run import UIRunEncoder, b64, error_text, streamflow_metadata
 
 __all__ = ["AGUIEncoder", "token_usage"]
-
-_SSE = EventEncoder()
-
 
 def token_usage(turn: JSONDict) -> TokenUsage:
     """A turn summary's usage as AG-UI ``TokenUsage`` (see ``turn_summary``)."""
@@ -108,7 +105,8 @@ class AGUIEncoder(UIRunEncoder):
         self.interrupts: list[AGUIInterrupt] = []
 
     def _write(self, *events: BaseEvent) -> bytes:
-        return "".join(_SSE.encode(e) for e in events).encode()
+        # what ``ag_ui.encoder.EventEncoder`` writes (camelCase), framed safely
+        return b"".join(sse(e.model_dump(by_alias=True)) for e in events)
 
     def _id(self) -> str:
         return f"{self.message_id}-{self.group_id}"

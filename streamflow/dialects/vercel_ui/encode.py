@@ -35,7 +35,8 @@ from pydantic_core import from_json, to_json
 from ...errors import StreamflowError
 from ...events import ContentItem, InlineDataItem, JSONDict, ToolCallItem
 from ...tools import ToolResult
-from ..encoder import sse as chunk
+from ..frames_out import sse as chunk
+from ..frames_out import sse_data
 from ..ui_run import UIRunEncoder, b64, error_text, partial_arguments, streamflow_metadata
 
 __all__ = ["HEADERS", "VercelUIEncoder"]
@@ -47,7 +48,7 @@ HEADERS: dict[str, str] = {
 }
 """The response headers of a UI message stream (besides ``content-type``)."""
 
-_DONE = b"data: [DONE]\n\n"
+_DONE = sse_data(b"[DONE]")
 _PHASES = {"text": "text", "thinking": "reasoning"}
 
 

@@ -5,8 +5,9 @@ Parsed: ``system`` (string or text blocks), ``messages`` with ``text``, ``image`
 ``signature``) and ``redacted_thinking`` blocks; ``tools`` (function tools; server
 tools stay in ``extra["server_tools"]``), ``tool_choice`` (``auto``/``any``/``tool``/
 ``none``, ``disable_parallel_tool_use``), ``max_tokens``, ``temperature``, ``top_p``,
-``stop_sequences``, ``stream``, ``thinking`` (``budget_tokens``). Other top-level
-fields go to ``extra``.
+``stop_sequences``, ``stream``, ``thinking`` (``budget_tokens``), and the neutral
+options ``top_k`` and ``user`` (``metadata.user_id``). Other top-level fields go to
+``extra``.
 
 Built: the same, with what the API refuses left out -- a thinking block without a
 signature (reasoning of another provider cannot be verified), empty text -- and
@@ -28,7 +29,7 @@ from ...events import (
     ThinkingItem,
     ToolCallItem,
 )
-from ..request import (
+from ...providers.request import (
     ChatRequest,
     Part,
     Thinking,
@@ -38,23 +39,29 @@ from ..request import (
     Turn,
     budget_of,
 )
-from .common import (
+from ..request_base import RequestFormat
+from ..request_values import (
     arguments_object,
     need,
     obj,
     obj_list,
     opt_float,
     opt_int,
+    opt_str,
+    shown,
     signature_of,
     stop_list,
     text_of,
 )
+from .reply import error_body, message_body
 
-__all__ = ["DEFAULT_MAX_TOKENS", "block", "build", "parse"]
+__all__ = ["API_VERSION", "DEFAULT_MAX_TOKENS", "REQUEST", "block", "build", "parse"]
 
+API_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header every request carries."""
 DEFAULT_MAX_TOKENS = 4096
 _KNOWN = frozenset({"model", "messages", "system", "tools", "tool_choice", "max_tokens",
-                    "temperature", "top_p", "stop_sequences", "stream", "thinking"})
+                    "temperature", "top_p", "stop_sequences", "stream", "thinking", "top_k"})
 
 
 # -- parsing --------------------------------------------------------------------
@@ -89,7 +96,24 @@ def parse(body: Any) -> ChatRequest:
     request.extra = {k: v for k, v in body.items() if k not in _KNOWN}
     if server_tools:
         request.extra["server_tools"] = server_tools
+    _options(request, body)
     return request
+
+
+def _options(request: ChatRequest, body: JSONDict) -> None:
+    """Record the neutral options the body sets (``ChatRequest.asked``)."""
+    if request.stop:
+        request.asked["stop"] = "stop_sequences"
+    if request.tool_choice is not None and request.tool_choice.parallel is False:
+        request.asked["parallel_tool_calls"] = "tool_choice.disable_parallel_tool_use"
+    request.ask("top_k", "top_k", opt_int(body.get("top_k"), "top_k"))
+    metadata = request.extra.get("metadata")
+    if metadata is not None:
+        metadata = obj(metadata, "metadata")
+        if set(metadata) <= {"user_id"}:  # the only field the API has: the neutral user
+            del request.extra["metadata"]
+            request.ask("user", "metadata.user_id",
+                        opt_str(metadata.get("user_id"), "metadata.user_id"))
 
 
 def _tool_choice(choice: JSONDict) -> ToolChoice:
@@ -100,7 +124,8 @@ def _tool_choice(choice: JSONDict) -> ToolChoice:
         return ToolChoice("tool", str(need(choice, "name", "tool_choice")), parallel)
     modes = {"auto": "auto", "any": "required", "none": "none"}
     if kind not in modes:
-        raise ProtocolError(f"unknown tool_choice type {kind!r}")
+        raise ProtocolError("tool_choice.type must be 'auto', 'any', 'tool' or 'none', "
+                            f"not {shown(kind)}")
     return ToolChoice(modes[kind], None, parallel)  # type: ignore[arg-type]
 
 
@@ -171,6 +196,10 @@ def build(request: ChatRequest) -> JSONDict:
         budget = max(1024, budget_of(request.thinking))
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
         body["max_tokens"] = max(body["max_tokens"], budget + 1024)
+    if "top_k" in request.options:
+        body["top_k"] = request.options["top_k"]
+    if "user" in request.options:
+        body["metadata"] = {**(body.get("metadata") or {}), "user_id": request.options["user"]}
     return body
 
 
@@ -237,3 +266,12 @@ def block(part: object) -> JSONDict | None:
         return {"type": kind, "source": {"type": "base64", "media_type": part.mime_type,
                                          "data": base64.b64encode(part.data).decode("ascii")}}
     return None
+
+
+REQUEST = RequestFormat(
+    name="anthropic", build=build, parse=parse, path="/v1/messages", client_path="/v1/messages",
+    credential="x-api-key", bearer=False, headers={"anthropic-version": API_VERSION},
+    error_body=error_body, reply=message_body,
+    takes=frozenset({"max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice",
+                     "parallel_tool_calls", "thinking", "top_k", "user"}))
+"""The request side of the Anthropic Messages API (see :mod:`streamflow.dialects.request_base`)."""

@@ -45,13 +45,14 @@ class AgentTelemetry:
     """Spans of one Agent run at a time (see the module doc); reusable run after run.
 
     ``agent_name`` names the agent (``gen_ai.agent.name``); ``dialect`` and ``model``
-    are the provider's (``provider.dialect``, ``provider.model``).
+    are the provider's (``provider.dialect``, ``provider.model``); ``tools`` (the
+    agent's registry) gives each tool span its ``gen_ai.tool.description``.
     """
 
     def __init__(self, *, agent_name: str = "streamflow", dialect: str | None = None,
                  model: str | None = None, tracer: Any = None, tracer_provider: Any = None,
                  meter_provider: Any = None, metrics: ClientMetrics | bool = True,
-                 record_content: bool = False) -> None:
+                 record_content: bool = False, tools: Any = None) -> None:
         self._trace = _trace_api()
         self.tracer = tracer or self._trace.get_tracer(INSTRUMENTATION,
                                                        tracer_provider=tracer_provider)
@@ -61,6 +62,7 @@ class AgentTelemetry:
         self.dialect = dialect
         self.model = model
         self.record_content = record_content
+        self.tools = tools
         self.span: Any = None
         self._chats: dict[str | None, OtelSink] = {}
         self._tools: dict[str, Any] = {}
@@ -72,6 +74,7 @@ class AgentTelemetry:
         provider = agent.provider
         options.setdefault("dialect", getattr(provider, "dialect", None))
         options.setdefault("model", getattr(provider, "model", None))
+        options.setdefault("tools", getattr(agent, "tools", None))
         return cls(**options)
 
     async def watch(self, run: AsyncIterable[Any]) -> AsyncIterator[Any]:
@@ -172,7 +175,8 @@ class AgentTelemetry:
                                       sc.GEN_AI_TOOL_TYPE: sc.TOOL_TYPE_FUNCTION}
         if call.tool_call_id:
             attributes[sc.GEN_AI_TOOL_CALL_ID] = call.tool_call_id
-        description = getattr(ev, "description", None)
+        tool = self.tools.get(call.name) if self.tools is not None else None
+        description = getattr(tool, "description", None)
         if description:
             attributes[sc.GEN_AI_TOOL_DESCRIPTION] = description
         if self.record_content:

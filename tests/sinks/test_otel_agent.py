@@ -101,7 +101,8 @@ async def test_a_run_is_one_invoke_agent_span_over_its_turns_and_tools() -> None
     assert weather.parent is not None and weather.parent.span_id == agent.context.span_id
     assert dict(weather.attributes or {}) == {
         sc.GEN_AI_OPERATION_NAME: "execute_tool", sc.GEN_AI_TOOL_NAME: "get_weather",
-        sc.GEN_AI_TOOL_CALL_ID: "toolu_1", sc.GEN_AI_TOOL_TYPE: "function"}
+        sc.GEN_AI_TOOL_CALL_ID: "toolu_1", sc.GEN_AI_TOOL_TYPE: "function",
+        sc.GEN_AI_TOOL_DESCRIPTION: "The weather."}
     assert weather.status.status_code == StatusCode.UNSET
     (broken,) = by_name["execute_tool broken"]
     assert broken.status.status_code == StatusCode.ERROR

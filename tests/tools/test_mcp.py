@@ -127,7 +127,7 @@ async def test_streamable_http_on_loopback() -> None:
     assert seen == ["step 1 of 2", "step 2 of 2"]
 
 
-def anthropic_turn(*, call_args: str | None = None, text: str = "") -> bytes:
+def model_turn(dialect: str, *, call_args: str | None = None, text: str = "") -> bytes:
     em = Emitter()
     em.note({"id": "msg_1", "model": "claude-test"})
     if call_args is not None:
@@ -136,24 +136,31 @@ def anthropic_turn(*, call_args: str | None = None, text: str = "") -> bytes:
     else:
         em.text(text)
         em.stop(None, "stop")
-    return b"".join(encode(em.drain(), "anthropic"))
+    return b"".join(encode(em.drain(), dialect))
 
 
-@pytest.mark.parametrize("dialect", ["anthropic"])
-async def test_an_agent_turn_calls_the_mcp_tool_end_to_end(dialect: str) -> None:
-    turns = [Route(chunks=[anthropic_turn(call_args='{"city": "Lisbon"}')]),
-             Route(chunks=[anthropic_turn(text="Sunny, 22.5 C in Lisbon.")])]
-    async with stdio_tools() as tools, ReplayServer({"/v1/messages": turns}) as server, \
+@pytest.mark.parametrize(("dialect", "path"), [("anthropic", "/v1/messages"),
+                                              ("openai-chat", "/chat/completions")])
+async def test_an_agent_turn_calls_the_mcp_tool_end_to_end(dialect: str, path: str) -> None:
+    turns = [Route(chunks=[model_turn(dialect, call_args='{"city": "Lisbon"}')]),
+             Route(chunks=[model_turn(dialect, text="Sunny, 22.5 C in Lisbon.")])]
+    async with stdio_tools() as tools, ReplayServer({path: turns}) as server, \
             httpx.AsyncClient(trust_env=False) as client:
         provider = make_provider(dialect, base_url=server.url, api_key="k", model="m")
         result = await Agent(provider, tools, http_sender(client)).run("Weather in Lisbon?")
         first, second = (hit.json() for hit in server.hits)
-    assert [t["name"] for t in first["tools"]] == NAMES
     (tool_result,) = result.turns[0].results
     assert tool_result.content["temperature_c"] == 22.5
-    block = second["messages"][-1]["content"][0]
-    assert block["tool_use_id"] == "toolu_1" and block["is_error"] is False
-    assert json.loads(block["content"]) == tool_result.content
+    if dialect == "anthropic":
+        assert [t["name"] for t in first["tools"]] == NAMES
+        block = second["messages"][-1]["content"][0]
+        assert block["tool_use_id"] == "toolu_1" and block["is_error"] is False
+        assert json.loads(block["content"]) == tool_result.content
+    else:
+        assert [t["function"]["name"] for t in first["tools"]] == NAMES
+        message = second["messages"][-1]
+        assert message["role"] == "tool" and message["tool_call_id"] == "toolu_1"
+        assert json.loads(message["content"]) == tool_result.content
     assert result.text == "Sunny, 22.5 C in Lisbon."
 
 

@@ -28,7 +28,8 @@ protocol error (unknown tool, a broken connection) is a tool error too.
 
 Progress: while a call runs, each MCP progress notification (``progress``, ``total``,
 ``message``) is handed to the :class:`MCPTool`'s ``on_progress`` hook (see
-:meth:`MCPTool.call`) as ``(message, {"progress", "total"})``.
+:meth:`MCPTool.call`) as ``(message, {"progress", "total"})``; :meth:`MCPTool.stream`
+is the same call as an async generator: the progress reports, then the result.
 """
 
 from __future__ import annotations
@@ -146,6 +147,34 @@ class MCPTool(Tool):
         except mcp.MCPError as exc:
             raise MCPToolError(str(exc)) from exc
         return result_value(result)
+
+
+    async def stream(self, arguments: dict[str, Any],
+                     progress: Callable[[str | None, dict[str, Any]], Any]) -> AsyncIterator[Any]:
+        """Call the tool; yield ``progress(message, data)`` per notification as it arrives,
+        then the result value (the async-generator form of a tool)."""
+        import anyio
+
+        send, receive = anyio.create_memory_object_stream[Any](1024)
+        outcome: dict[str, Any] = {}
+
+        async def report(message: str | None, data: dict[str, Any]) -> None:
+            await send.send(progress(message, data))
+
+        async def call() -> None:
+            async with send:
+                try:
+                    outcome["value"] = await self.call(arguments, on_progress=report)
+                except Exception as exc:  # raised below, in the consumer's task
+                    outcome["error"] = exc
+
+        async with anyio.create_task_group() as tg, receive:
+            tg.start_soon(call)
+            async for item in receive:
+                yield item
+        if "error" in outcome:
+            raise outcome["error"]
+        yield outcome["value"]
 
 
 def _part(block: Any) -> TextItem | InlineDataItem:

@@ -28,7 +28,7 @@ from streamflow.providers import make_provider
 from streamflow.server import ReplayServer, Route
 from streamflow.sinks.tools import ToolDispatcher
 from streamflow.tools import ToolContent, ToolRegistry, mcp_http, mcp_stdio
-from streamflow.tools.mcp import MCPTool
+from streamflow.tools.mcp import MCPTool, MCPToolError
 
 pytestmark = pytest.mark.anyio
 
@@ -100,6 +100,17 @@ async def test_progress_notifications_reach_the_hook() -> None:
         (result,) = await ToolDispatcher(tools).run([call("countdown", {"n": 3})])
     assert result.content == {"result": "counted 3"}
     assert seen == [(f"step {i} of 3", {"progress": float(i), "total": 3.0}) for i in (1, 2, 3)]
+
+
+async def test_the_generator_form_yields_progress_then_the_result() -> None:
+    async with stdio_tools() as tools:
+        countdown, fail = tools.get("countdown"), tools.get("fail")
+        assert isinstance(countdown, MCPTool) and isinstance(fail, MCPTool)
+        items = [i async for i in countdown.stream({"n": 2}, lambda m, d: ("progress", m))]
+        with pytest.raises(MCPToolError, match="refused: x"):
+            [i async for i in fail.stream({"reason": "x"}, lambda m, d: m)]
+    assert items == [("progress", "step 1 of 2"), ("progress", "step 2 of 2"),
+                     {"result": "counted 2"}]
 
 
 async def test_from_mcp_takes_an_existing_session_with_a_prefix() -> None:

@@ -16,7 +16,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("streamflow.web needs the web extra: "
                       "pip install 'streamflow-llm[web]'") from exc
 
-from .drive import AgentRun, EncoderSink, agent_run
+from .drive import AgentRun, EncoderSink, agent_resume, agent_run, approvals
 from .outbox import Outbox
 from .responses import (
     UI_MESSAGE_STREAM_HEADERS,
@@ -26,4 +26,5 @@ from .responses import (
 )
 
 __all__ = ["UI_MESSAGE_STREAM_HEADERS", "AgentRun", "EncodedStreamResponse", "EncoderSink",
-           "Outbox", "ag_ui_response", "agent_run", "ui_message_stream_response"]
+           "Outbox", "ag_ui_response", "agent_resume", "agent_run", "approvals",
+           "ui_message_stream_response"]

@@ -13,8 +13,8 @@ client went away) ends it with nothing and cancels the upstream request.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..agent import Agent
@@ -29,24 +29,57 @@ from ..sinks.base import AsyncSink
 from ..tools import ToolResult
 from .outbox import Outbox
 
-__all__ = ["AgentRun", "EncoderSink", "agent_run", "produce"]
+__all__ = ["AgentRun", "EncoderSink", "agent_resume", "agent_run", "approvals", "produce"]
 
 
 @dataclass(frozen=True, slots=True)
 class AgentRun:
-    """An Agent run still to start: ``agent.stream(prompt)`` streamed as one UI message."""
+    """An Agent run still to start, streamed as one UI message: ``agent.stream(prompt)``,
+    or ``agent.resume(resumed, decisions)`` when ``resumed`` (an ``AgentResult``) is set."""
 
     agent: Agent
     prompt: str | Sequence[JSONDict]
+    resumed: Any = None
+    decisions: Mapping[str, bool | str] = field(default_factory=dict)
 
     def stream(self) -> Any:
         """The run's ``AgentStream`` (enter it with ``async with``)."""
-        return self.agent.stream(self.prompt)  # type: ignore[attr-defined]
+        agent: Any = self.agent
+        if self.resumed is not None:
+            return agent.resume(self.resumed, self.decisions)
+        return agent.stream(self.prompt)
 
 
 def agent_run(agent: Agent, prompt: str | Sequence[JSONDict]) -> AgentRun:
     """The run of ``agent`` on ``prompt`` (a user text or a conversation), for a response."""
     return AgentRun(agent, prompt)
+
+
+def agent_resume(agent: Agent, result: Any, decisions: Mapping[str, bool | str]) -> AgentRun:
+    """The rest of a run that ended waiting for approval (``result.pending``), for a
+    response: ``decisions`` maps each waiting call id to ``True`` (run it), ``False``
+    or a reason (deny it); ``result`` may be ``AgentResult.from_state(...)``."""
+    return AgentRun(agent, (), result, dict(decisions))
+
+
+def approvals(messages: Sequence[Mapping[str, Any]]) -> dict[str, bool | str]:
+    """The approval answers in AI SDK (6 and later) UI messages, by tool call id.
+
+    Reads the tool parts in state ``approval-responded`` (what ``addToolApprovalResponse``
+    sends back): ``approval.approved`` true is ``True``; a denial is its ``reason``, or
+    ``False``. The approval id streamflow writes is the tool call id.
+    """
+    out: dict[str, bool | str] = {}
+    for message in messages:
+        for part in message.get("parts") or ():
+            if not isinstance(part, Mapping) or part.get("state") != "approval-responded":
+                continue
+            approval = part.get("approval") or {}
+            call_id = str(approval.get("id") or part.get("toolCallId") or "")
+            if call_id:
+                out[call_id] = True if approval.get("approved") is True \
+                    else (str(approval["reason"]) if approval.get("reason") else False)
+    return out
 
 
 class EncoderSink(AsyncSink):

@@ -151,14 +151,19 @@ class MCPTool(Tool):
 
     async def stream(self, arguments: dict[str, Any],
                      progress: Callable[[str | None, dict[str, Any]], Any]) -> AsyncIterator[Any]:
-        """Call the tool; yield ``progress(message, data)`` per notification as it arrives,
-        then the result value (the async-generator form of a tool)."""
+        """Call the tool; yield ``progress(message, data)`` per notification as it arrives
+        (the tool's ``on_progress`` hook sees it too), then the result value (the
+        async-generator form of a tool)."""
         import anyio
 
         send, receive = anyio.create_memory_object_stream[Any](1024)
         outcome: dict[str, Any] = {}
 
         async def report(message: str | None, data: dict[str, Any]) -> None:
+            if self.on_progress is not None:
+                awaited = self.on_progress(message, data)
+                if awaited is not None:
+                    await awaited
             await send.send(progress(message, data))
 
         async def call() -> None:

@@ -48,7 +48,7 @@ from .message import Assembler, Message
 
 if TYPE_CHECKING:  # loaded lazily at run time (see _LAZY below); typed for mypy and editors
     from ._scope import scope
-    from .agent import Agent, AgentResult
+    from .agent import Agent, AgentEvent, AgentResult, AgentStream
     from .operators.on_error import StreamFailure, StreamRestart
     from .operators.pipeline import pipeline
     from .runtime import run, run_sync
@@ -65,7 +65,9 @@ compiled: bool = _build.is_compiled()
 
 __all__ = [
     "Agent",
+    "AgentEvent",
     "AgentResult",
+    "AgentStream",
     "Assembler",
     "CancelledStreamError",
     "ContentItem",
@@ -126,7 +128,9 @@ _LAZY: dict[str, str] = {
     "Stream": "streamflow.streaming",
     "SyncStream": "streamflow.streaming",
     "Agent": "streamflow.agent",
+    "AgentEvent": "streamflow.agent",
     "AgentResult": "streamflow.agent",
+    "AgentStream": "streamflow.agent",
     "ToolRegistry": "streamflow.tools",
     "ToolDispatchSink": "streamflow.sinks.tools",
     "RenderSink": "streamflow.sinks.render",

@@ -8,6 +8,19 @@
         result = await agent.run("What's the weather in Lisbon?")
     print(result.text)
 
+    async with agent.stream("What's the weather in Lisbon?") as run:   # the same, as events
+        async for ev in run:          # AgentEvent: turn.start, event, tool.*, run.end ...
+            ...
+    result = run.result
+
+``run()`` is ``stream()`` read to its end (:mod:`streamflow._agent_stream` has the
+event order and the cancellation and error rules). A tool marked
+``needs_approval`` is not run: the run ends with ``result.pending``, and
+``agent.resume(result, {call_id: True | False | "reason"})`` (an ``AgentStream``;
+``await agent.run_resumed(...)`` for the result alone) runs the approved calls, sends
+the denied ones back as tool errors and goes on. ``result.to_state()`` /
+``AgentResult.from_state(...)`` carry a pending run across a request as JSON.
+
 Each turn builds the provider's request from the conversation so far
 (:meth:`Provider.request`), sends it with ``send`` -- any ``HTTPRequest -> byte
 source`` function: :func:`http_sender` for a real API, a replay server, a test
@@ -32,83 +45,39 @@ Before each request the sinks with a ``reset()`` method (the render, log and ote
 sinks) restart their clock, so each turn's timings are its own. Sinks with an
 ``on_tool_result(result)`` method (:class:`~streamflow.RenderSink`) are
 shown every tool result, in call order, after the turn's tools ran.
-:attr:`AgentResult.usage` sums the usage (and the cost) of every turn.
+:attr:`AgentResult.usage` sums the usage (and the cost) of every turn, and of the
+sub-agents its tools ran (:func:`streamflow.tools.agent_tool`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import httpx
 
-from .errors import LimitExceededError
-from .events import JSONDict, ToolCallItem, Usage
+from ._agent_stream import AgentStream, Decision, check_decisions
+from ._agent_types import (
+    AgentEvent,
+    AgentEventType,
+    AgentResult,
+    Turn,
+    total_usage,
+    wants_tools,
+    without_tool_calls,
+)
+from .events import JSONDict
 from .limits import Limits
-from .message import Message
 from .providers import HTTPRequest, Provider
-from .runtime import run
-from .sinks.tools import ResultCallback, ToolDispatcher, ToolDispatchSink
+from .sinks.tools import ResultCallback, ToolDispatcher
 from .sources import Source, from_httpx
 from .tools import ToolRegistry, ToolResult
 
-__all__ = ["Agent", "AgentResult", "SendFn", "Turn", "http_sender", "total_usage",
-           "wants_tools", "without_tool_calls"]
+__all__ = ["Agent", "AgentEvent", "AgentEventType", "AgentResult", "AgentStream", "Decision",
+           "SendFn", "Turn", "http_sender", "total_usage", "wants_tools", "without_tool_calls"]
 
 SendFn = Callable[[HTTPRequest], Source]
 """Sends one request; returns the (cold) source of its response body."""
-
-
-@dataclass(slots=True)
-class Turn:
-    """One request and what came of it: the assembled message and the tool results."""
-
-    request: HTTPRequest
-    message: Message
-    results: list[ToolResult] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class AgentResult:
-    """Every turn, and the whole conversation in the provider's format (final answer last)."""
-
-    turns: list[Turn]
-    messages: list[JSONDict]
-
-    @property
-    def message(self) -> Message:
-        """The last turn's message: the final answer."""
-        return self.turns[-1].message
-
-    @property
-    def text(self) -> str:
-        """The final answer's text."""
-        return self.message.text
-
-    @property
-    def usage(self) -> Usage:
-        """Tokens and cost summed over every turn (a field is ``None`` if no turn had it)."""
-        return total_usage(t.message.usage_metadata for t in self.turns)
-
-    @property
-    def cost(self) -> float | None:
-        """The total cost in USD, when the provider reported one."""
-        return self.usage.cost
-
-
-def total_usage(usages: Iterable[Usage | None]) -> Usage:
-    """The sum of ``usages`` field by field; a field none of them reported stays ``None``."""
-    names = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens", "cost")
-    sums: dict[str, Any] = dict.fromkeys(names)
-    for usage in usages:
-        if usage is None:
-            continue
-        for name in names:
-            value = getattr(usage, name)
-            if value is not None:
-                sums[name] = (sums[name] or 0) + value
-    return Usage(**sums)
 
 
 def http_sender(client: httpx.AsyncClient, *, limits: Limits | None = None) -> SendFn:
@@ -153,43 +122,48 @@ class Agent:
         self.on_result = on_result
         self.limits = limits
 
+    def stream(self, prompt: str | Sequence[JSONDict]) -> AgentStream:
+        """The run from ``prompt`` (a user text, or a conversation in provider format) as an
+        :class:`AgentStream`: ``async with agent.stream(prompt) as run: async for ev in run``.
+        """
+        messages = ([self.provider.user_message(prompt)] if isinstance(prompt, str)
+                    else [dict(m) for m in prompt])
+        return AgentStream(self, messages)
+
     async def run(self, prompt: str | Sequence[JSONDict]) -> AgentResult:
         """Run turns from ``prompt`` (a user text, or a conversation in provider format)."""
-        provider = self.provider
-        messages: list[JSONDict] = ([provider.user_message(prompt)] if isinstance(prompt, str)
-                                    else [dict(m) for m in prompt])
-        turns: list[Turn] = []
-        for number in range(1, self.max_turns + 1):
-            request = provider.request(messages, self.tools)
-            self._restart_sinks()
-            if self.on_request is not None:
-                self.on_request(number, request)
-            dispatch = ToolDispatchSink(self.dispatcher, eager=self.eager,
-                                        on_result=self.on_result)
-            async with dispatch:  # eager calls run in its task group
-                message = await run(self.send(request), *self.sinks, dispatch,
-                                    dialect=provider.dialect, limits=self.limits)
-            if not wants_tools(message):  # no tool runs for this turn (see the module doc)
-                turns.append(Turn(request, message))
-                messages.append(provider.assistant_message(without_tool_calls(message)))
-                return AgentResult(turns, messages)
-            turn = Turn(request, message, dispatch.results)
-            turns.append(turn)
-            messages.append(provider.assistant_message(message))
-            self._show(turn.results)
-            messages.extend(provider.tool_result_messages(turn.results))
-        raise LimitExceededError("max_turns", self.max_turns, partial=turns[-1].message)
+        async with self.stream(prompt) as run:
+            return await run.final_result()
 
+    def resume(self, result: AgentResult, decisions: Mapping[str, Decision]) -> AgentStream:
+        """Go on with a run that ended with ``result.pending``, as an :class:`AgentStream`.
 
-    def _restart_sinks(self) -> None:
+        ``decisions`` has one entry per waiting call id: ``True`` runs the call, ``False``
+        or a reason denies it (the model gets ``{"error": "ApprovalDenied", "message":
+        reason}`` as its result). The run continues on the turn after. ``result`` may
+        come from :meth:`AgentResult.from_state` (another request, another process).
+        Raises ``ValueError`` at once for a missing or unknown id.
+        """
+        checked = check_decisions(result, dict(decisions))
+        return AgentStream(self, resume=(result, checked))
+
+    async def run_resumed(self, result: AgentResult,
+                          decisions: Mapping[str, Decision]) -> AgentResult:
+        """:meth:`resume` read to its end: the new result (``run()``'s counterpart)."""
+        async with self.resume(result, decisions) as run:
+            return await run.final_result()
+
+    def restart_sinks(self) -> None:
         """Before each request: sinks that time a stream (``reset()``) start their clock."""
         for sink in self.sinks:
             reset = getattr(sink, "reset", None)
             if callable(reset):
                 reset()
 
-    def _show(self, results: list[ToolResult]) -> None:
+    def show_results(self, results: list[ToolResult]) -> None:
         """Tell the sinks that show tool results, then ``on_results``."""
+        if not results:
+            return
         for sink in self.sinks:
             show = getattr(sink, "on_tool_result", None)
             if callable(show):
@@ -197,15 +171,3 @@ class Agent:
                     show(result)
         if self.on_results is not None:
             self.on_results(results)
-
-
-def without_tool_calls(message: Message) -> Message:
-    """``message`` minus its tool calls (for a turn whose calls will get no result)."""
-    if not message.tool_calls:
-        return message
-    return replace(message, items=[i for i in message.items if not isinstance(i, ToolCallItem)])
-
-
-def wants_tools(message: Message) -> bool:
-    """True when the turn ended asking for tool results (and made at least one call)."""
-    return message.finish_reason == "tool_call" and bool(message.tool_calls)

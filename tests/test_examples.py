@@ -73,3 +73,16 @@ def test_ctrl_c_closes_the_connection() -> None:
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "server observed disconnect: True" in out and out.rstrip().endswith("bye")
+
+
+def test_the_agent_stream_example_shows_one_run_across_an_approval() -> None:
+    out = run_example("agent_stream.py")
+    for line in ["  [research] progress: read review page 1 of 2",
+                 "  [research] -> {'best': 'Casa Lisboa', 'rating': 4.8}",
+                 "-> Casa Lisboa (4.8).",
+                 "approval needed: book_table({'restaurant': 'Casa Lisboa', 'time': '20:00'})",
+                 "[pending] ['book_table']",
+                 "-> booked Casa Lisboa at 20:00",
+                 "[agent] 3 turns: 'Booked: Casa Lisboa at 20:00.'",
+                 "[agent] 200 tokens in, with the sub-agent's"]:
+        assert line in out

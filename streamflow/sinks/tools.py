@@ -8,7 +8,12 @@ tool's own ``timeout`` or the dispatcher's). Sync functions run in a worker thre
 ``async def`` functions in the task. Every call yields exactly one
 :class:`~streamflow.tools.ToolResult`, in call order; an exception, a timeout, an
 unknown tool or invalid arguments is an ``is_error`` result, and never cancels the
-sibling calls.
+sibling calls. A tool written as an async generator runs the same way: each
+:class:`~streamflow.tools.Progress` it yields goes to ``on_progress`` as it comes,
+and the last other value is its result (the timeout bounds the whole generator,
+which is closed when it is cut). :class:`CallHooks` is what an agent run hooks in:
+the calls it holds for approval, the start, progress and result of each call, and the
+:class:`~streamflow.tools.ToolCallContext` a tool's task sees.
 
 :class:`ToolDispatchSink` is the same as a sink (:class:`~streamflow.sinks.AsyncSink`)
 fed the stream's UniEvents: it collects each ``tool_call.done`` and, by default,
@@ -28,7 +33,10 @@ manager (its task group outlives the stream)::
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import inspect
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -38,12 +46,52 @@ from anyio.abc import TaskGroup
 from ..events import ToolCallItem, UniEvent
 from ..outcome import StreamRestart
 from ..tools import ToolRegistry, ToolResult, error_result, prepare_call
+from ..tools.progress import Progress, ToolCallContext, reset_current_call, set_current_call
 from .base import AsyncSink
 
-__all__ = ["ResultCallback", "ToolDispatchSink", "ToolDispatcher"]
+__all__ = ["CallHooks", "ProgressCallback", "ResultCallback", "ToolDispatchSink",
+           "ToolDispatcher"]
 
 ResultCallback = Callable[[ToolResult], Any]
 """Called with each tool result as it finishes."""
+
+ProgressCallback = Callable[[ToolCallItem, Progress], Awaitable[None] | None]
+"""Called with each progress report of a running call (awaited when it returns one)."""
+
+
+async def _maybe_await(value: Any) -> None:
+    if inspect.isawaitable(value):
+        await value
+
+
+@dataclass(slots=True)
+class CallHooks:
+    """What a run is told about its calls; every hook is optional and may be async.
+
+    ``hold(call)`` true: the call is not run (it waits for approval, see
+    :attr:`ToolDispatchSink.held`). ``context(call)`` is the
+    :class:`~streamflow.tools.ToolCallContext` the tool's task sees.
+    """
+
+    hold: Callable[[ToolCallItem], bool] | None = None
+    on_start: Callable[[ToolCallItem], Any] | None = None
+    on_progress: ProgressCallback | None = None
+    on_result: ResultCallback | None = None
+    context: Callable[[ToolCallItem], ToolCallContext | None] | None = None
+
+
+async def _drain(values: AsyncGenerator[Any, Any], call: ToolCallItem,
+                 on_progress: ProgressCallback | None) -> Any:
+    """Run an async generator tool: its ``Progress`` reports out, its last value back."""
+    value: Any = None
+    async with aclosing(values):
+        async for item in values:
+            if isinstance(item, Progress):
+                if on_progress is not None:
+                    await _maybe_await(on_progress(call, item))
+            else:
+                value = item
+    return value
 
 
 class ToolDispatcher:
@@ -70,8 +118,14 @@ class ToolDispatcher:
             self._limiter = anyio.CapacityLimiter(self.max_concurrency)
         return self._limiter
 
-    async def call(self, call: ToolCallItem) -> ToolResult:
-        """Run one call; always returns its result (errors included), never raises."""
+    async def call(self, call: ToolCallItem, *, on_progress: ProgressCallback | None = None,
+                   context: ToolCallContext | None = None) -> ToolResult:
+        """Run one call; always returns its result (errors included), never raises.
+
+        ``on_progress`` gets the :class:`~streamflow.tools.Progress` reports of an
+        async generator tool; ``context`` is what :func:`~streamflow.tools.current_call`
+        returns inside the tool.
+        """
         prepared = prepare_call(self.tools, call)
         if isinstance(prepared, ToolResult):
             return prepared
@@ -79,30 +133,51 @@ class ToolDispatcher:
         timeout = tool.timeout if tool.timeout is not None else self.timeout
         async with self.limiter:
             with anyio.move_on_after(timeout) as scope:
+                token = set_current_call(context)
                 try:
                     if tool.is_async:
-                        value = await tool.func(**kwargs)
+                        out = tool.func(**kwargs)
+                        if inspect.isasyncgen(out):
+                            value = await _drain(out, call, on_progress)
+                        else:
+                            value = await out
                     else:
                         value = await anyio.to_thread.run_sync(
                             functools.partial(tool.func, **kwargs), abandon_on_cancel=True)
                 except Exception as exc:  # the tool failed: tell the model, spare siblings
                     return error_result(call, type(exc).__name__, str(exc))
+                finally:
+                    reset_current_call(token)
             if scope.cancelled_caught:
                 return error_result(call, "Timeout",
                                     f"tool {tool.name!r} timed out after {timeout:g}s")
         arguments = call.arguments if isinstance(call.arguments, dict) else None
         return ToolResult(call.tool_call_id, call.name, value, False, arguments)
 
+    async def call_with(self, call: ToolCallItem, hooks: CallHooks | None) -> ToolResult:
+        """:meth:`call` with ``hooks`` told of its start, progress and result."""
+        if hooks is None:
+            return await self.call(call)
+        if hooks.on_start is not None:
+            await _maybe_await(hooks.on_start(call))
+        context = hooks.context(call) if hooks.context is not None else None
+        result = await self.call(call, on_progress=hooks.on_progress, context=context)
+        if hooks.on_result is not None:
+            await _maybe_await(hooks.on_result(result))
+        return result
+
     async def run(self, calls: Sequence[ToolCallItem],
-                  on_result: ResultCallback | None = None) -> list[ToolResult]:
+                  on_result: ResultCallback | None = None,
+                  hooks: CallHooks | None = None) -> list[ToolResult]:
         """Run ``calls`` concurrently; the results in call order.
 
-        ``on_result`` is called with each result as it finishes (completion order).
+        ``on_result`` is called with each result as it finishes (completion order);
+        ``hooks`` are told of each call (``hold`` is not consulted here).
         """
         results: list[ToolResult | None] = [None] * len(calls)
 
         async def one(index: int, call: ToolCallItem) -> None:
-            results[index] = result = await self.call(call)
+            results[index] = result = await self.call_with(call, hooks)
             if on_result is not None:
                 on_result(result)
 
@@ -116,19 +191,24 @@ class ToolDispatchSink(AsyncSink):
     """Collects a stream's ``tool_call.done`` items and runs them (see the module doc).
 
     After the stream, :attr:`calls` holds the calls in call order and
-    :attr:`results` one result per call, in the same order (empty when the stream
-    failed in lazy mode). ``on_result`` sees each result as it finishes.
+    :attr:`results` one result per call run, in the same order (empty when the stream
+    failed in lazy mode); :attr:`held` the calls ``hooks.hold`` kept back (not run).
+    ``on_result`` sees each result as it finishes; ``hooks`` see each call (see
+    :class:`CallHooks`).
     """
 
     def __init__(self, tools: ToolRegistry | ToolDispatcher, *, eager: bool = False,
                  timeout: float | None = 30.0, max_concurrency: int = 8,
-                 on_result: ResultCallback | None = None) -> None:
+                 on_result: ResultCallback | None = None,
+                 hooks: CallHooks | None = None) -> None:
         self.dispatcher = (tools if isinstance(tools, ToolDispatcher)
                            else ToolDispatcher(tools, timeout=timeout,
                                                max_concurrency=max_concurrency))
         self.eager = eager
         self.on_result = on_result
+        self.hooks = hooks
         self.calls: list[ToolCallItem] = []
+        self.held: list[ToolCallItem] = []
         self.error: BaseException | None = None
         self.finish_reason: str | None = None
         self._slots: list[ToolResult | None] = []
@@ -164,6 +244,7 @@ class ToolDispatchSink(AsyncSink):
         """
         if isinstance(event, StreamRestart) and not self.eager:
             self.calls.clear()
+            self.held.clear()
             self._slots.clear()
             self.finish_reason = None
             return
@@ -177,6 +258,10 @@ class ToolDispatchSink(AsyncSink):
             return
         self.calls.append(item)
         self._slots.append(None)
+        hold = self.hooks.hold if self.hooks is not None else None
+        if hold is not None and hold(item):
+            self.held.append(item)
+            return
         if self.eager:
             if self._tg is None:
                 raise RuntimeError("ToolDispatchSink(eager=True) must be used as "
@@ -190,7 +275,8 @@ class ToolDispatchSink(AsyncSink):
         if not self.eager and error is None and self.calls and self.finish_reason == "tool_call":
             async with anyio.create_task_group() as tg:
                 for index, call in enumerate(self.calls):
-                    self._start(tg, index, call)
+                    if not any(call is held for held in self.held):
+                        self._start(tg, index, call)
         await self.wait()
 
     async def wait(self) -> list[ToolResult]:
@@ -208,7 +294,7 @@ class ToolDispatchSink(AsyncSink):
 
     async def _run_one(self, index: int, call: ToolCallItem) -> None:
         try:
-            result = await self.dispatcher.call(call)
+            result = await self.dispatcher.call_with(call, self.hooks)
             self._slots[index] = result
             if self.on_result is not None:
                 self.on_result(result)

@@ -26,10 +26,11 @@ embedded resource as its text (or as data); a resource link as its URI. A result
 error (``{"error": "MCPToolError", "message": <the server's text>}``); an MCP
 protocol error (unknown tool, a broken connection) is a tool error too.
 
-Progress: while a call runs, each MCP progress notification (``progress``, ``total``,
-``message``) is handed to the :class:`MCPTool`'s ``on_progress`` hook (see
-:meth:`MCPTool.call`) as ``(message, {"progress", "total"})``; :meth:`MCPTool.stream`
-is the same call as an async generator: the progress reports, then the result.
+Progress: an MCP tool runs as an async generator tool (:meth:`MCPTool.stream`): each
+MCP progress notification (``progress``, ``total``, ``message``) is a
+``streamflow.tools.Progress(message, {"progress", "total"})`` -- in an Agent run a
+``tool.progress`` event, in the browser preliminary output -- and the result comes
+last. The ``on_progress`` hook sees each report too, as ``(message, data)``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from .._extras import install_line
 from ..events import InlineDataItem, TextItem
+from .progress import Progress
 from .registry import ToolRegistry
 from .result import ToolContent
 from .schema import Tool
@@ -229,8 +231,8 @@ def mcp_tool(session: Any, spec: Any, *, name: str | None = None,
     annotations = spec.annotations.model_dump(exclude_none=True) if spec.annotations else {}
     holder: dict[str, MCPTool] = {}
 
-    async def call_mcp_tool(**arguments: Any) -> Any:
-        return await holder["tool"].call(arguments)
+    def call_mcp_tool(**arguments: Any) -> AsyncIterator[Any]:
+        return holder["tool"].stream(arguments, Progress)
 
     tool = MCPTool(
         name=name or tool_name(spec.name), description=spec.description or spec.title or "",

@@ -9,6 +9,9 @@
         '''Current weather for a city.'''
 
     tools.register(search, timeout=5)
+
+    @tools.tool(needs_approval=True)              # a person decides before it runs
+    def delete_file(path: str) -> str: ...
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from .schema import Tool, tool_from_function
 __all__ = ["ToolRegistry"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+Approval = bool | Callable[[dict[str, Any]], bool]
+"""``needs_approval``: always, never, or a predicate on the call's arguments."""
 
 
 class ToolRegistry:
@@ -42,23 +47,32 @@ class ToolRegistry:
         return tool
 
     def register(self, func: Callable[..., Any], *, name: str | None = None,
-                 description: str | None = None, timeout: float | None = None) -> Tool:
-        """Register a typed function (sync or async) and return its :class:`Tool`."""
+                 description: str | None = None, timeout: float | None = None,
+                 needs_approval: Approval = False) -> Tool:
+        """Register a typed function (sync, async, or an async generator reporting
+        progress) and return its :class:`Tool`.
+
+        ``needs_approval``: ``True`` (or a predicate on the call's arguments) holds the
+        call until a person approves it (see :meth:`streamflow.Agent.resume`).
+        """
         return self.add(tool_from_function(func, name=name, description=description,
-                                           timeout=timeout))
+                                           timeout=timeout, needs_approval=needs_approval))
 
     @overload
     def tool(self, func: F, /) -> F: ...
 
     @overload
     def tool(self, func: None = None, /, *, name: str | None = None, description: str | None = None,
-             timeout: float | None = None) -> Callable[[F], F]: ...
+             timeout: float | None = None, needs_approval: Approval = False
+             ) -> Callable[[F], F]: ...
 
     def tool(self, func: Any = None, /, *, name: str | None = None,
-             description: str | None = None, timeout: float | None = None) -> Any:
+             description: str | None = None, timeout: float | None = None,
+             needs_approval: Approval = False) -> Any:
         """Decorator form of :meth:`register`; the function is returned unchanged."""
         def decorate(f: F) -> F:
-            self.register(f, name=name, description=description, timeout=timeout)
+            self.register(f, name=name, description=description, timeout=timeout,
+                          needs_approval=needs_approval)
             return f
 
         return decorate(func) if func is not None else decorate

@@ -32,7 +32,10 @@ class Tool:
     """A registered tool: a name, a description, a JSON schema and the function it runs.
 
     ``timeout`` (seconds) overrides the dispatcher's default for this tool; ``None``
-    keeps the default.
+    keeps the default. ``is_async`` is true for ``async def`` functions and async
+    generators (a tool reporting :class:`~streamflow.tools.Progress`).
+    ``needs_approval`` holds a call for a person's decision before it runs: ``True``
+    for every call, or a predicate on the call's arguments (see :meth:`requires_approval`).
     """
 
     name: str
@@ -43,6 +46,18 @@ class Tool:
     is_async: bool
     timeout: float | None = None
     param_names: tuple[str, ...] = field(default=())
+    needs_approval: bool | Callable[[dict[str, Any]], bool] = False
+
+    def requires_approval(self, arguments: Any) -> bool:
+        """True when a call with ``arguments`` waits for approval before it runs.
+
+        A predicate gets the model's arguments object (a call whose arguments are not
+        an object is not held: it fails validation anyway).
+        """
+        rule = self.needs_approval
+        if not callable(rule):
+            return bool(rule)
+        return isinstance(arguments, dict) and bool(rule(arguments))
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """The keyword arguments for :attr:`func`, validated and converted by pydantic.
@@ -93,8 +108,10 @@ def _docstring_parts(doc: str | None) -> tuple[str, dict[str, str]]:
 
 def tool_from_function(func: Callable[..., Any], *, name: str | None = None,
                        description: str | None = None,
-                       timeout: float | None = None) -> Tool:
-    """Build a :class:`Tool` from a typed function (sync or ``async def``).
+                       timeout: float | None = None,
+                       needs_approval: bool | Callable[[dict[str, Any]], bool] = False) -> Tool:
+    """Build a :class:`Tool` from a typed function (sync, ``async def`` or an async
+    generator yielding :class:`~streamflow.tools.Progress` reports, then its result).
 
     Every parameter becomes a property of the JSON schema; one without a default is
     required; a missing annotation reads as ``Any``. ``*args``/``**kwargs`` are
@@ -137,9 +154,11 @@ def tool_from_function(func: Callable[..., Any], *, name: str | None = None,
         func=func,
         parameters=parameters,
         model=model,
-        is_async=inspect.iscoroutinefunction(inspect.unwrap(func)),
+        is_async=(inspect.iscoroutinefunction(inspect.unwrap(func))
+                  or inspect.isasyncgenfunction(inspect.unwrap(func))),
         timeout=timeout,
         param_names=tuple(fields),
+        needs_approval=needs_approval,
     )
 
 

@@ -12,12 +12,11 @@ client went away) ends it with nothing and cancels the upstream request.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent import Agent
+from ..agent import Agent, AgentResult, AgentStream, Decision
 from ..dialects.encoder import BodyWriter
 from ..dialects.ui_agent import feed_agent_event
 from ..dialects.ui_run import UIRunEncoder
@@ -39,15 +38,14 @@ class AgentRun:
 
     agent: Agent
     prompt: str | Sequence[JSONDict]
-    resumed: Any = None
-    decisions: Mapping[str, bool | str] = field(default_factory=dict)
+    resumed: AgentResult | None = None
+    decisions: Mapping[str, Decision] = field(default_factory=dict)
 
-    def stream(self) -> Any:
+    def stream(self) -> AgentStream:
         """The run's ``AgentStream`` (enter it with ``async with``)."""
-        agent: Any = self.agent
         if self.resumed is not None:
-            return agent.resume(self.resumed, self.decisions)
-        return agent.stream(self.prompt)
+            return self.agent.resume(self.resumed, self.decisions)
+        return self.agent.stream(self.prompt)
 
 
 def agent_run(agent: Agent, prompt: str | Sequence[JSONDict]) -> AgentRun:
@@ -55,7 +53,8 @@ def agent_run(agent: Agent, prompt: str | Sequence[JSONDict]) -> AgentRun:
     return AgentRun(agent, prompt)
 
 
-def agent_resume(agent: Agent, result: Any, decisions: Mapping[str, bool | str]) -> AgentRun:
+def agent_resume(agent: Agent, result: AgentResult,
+                 decisions: Mapping[str, Decision]) -> AgentRun:
     """The rest of a run that ended waiting for approval (``result.pending``), for a
     response: ``decisions`` maps each waiting call id to ``True`` (run it), ``False``
     or a reason (deny it); ``result`` may be ``AgentResult.from_state(...)``."""
@@ -105,11 +104,6 @@ class EncoderSink(AsyncSink):
 
 
 async def _run_agent(job: AgentRun, sink: EncoderSink) -> None:
-    if not hasattr(job.agent, "stream"):  # an Agent without runs as streams
-        agent = copy.copy(job.agent)  # the caller's agent is left as it was (it may be shared)
-        agent.sinks = [*job.agent.sinks, sink]
-        await agent.run(job.prompt)
-        return
     async with job.stream() as run:
         async for ev in run:
             data = sink.writer.check(feed_agent_event(sink.encoder, ev))

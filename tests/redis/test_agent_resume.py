@@ -28,8 +28,6 @@ from streamflow.web.resume import ResumableStreams
 
 pytestmark = pytest.mark.anyio
 
-if not hasattr(Agent, "stream"):
-    pytest.skip("needs Agent.stream (issue 24, requirement 1)", allow_module_level=True)
 
 
 def turn(*, call: bool) -> Route:

@@ -31,8 +31,6 @@ from streamflow.tools import ToolRegistry
 
 pytestmark = pytest.mark.anyio
 
-if not hasattr(Agent, "stream"):
-    pytest.skip("needs Agent.stream (issue 24, requirement 1)", allow_module_level=True)
 
 
 def turn(*calls: tuple[str, str, dict[str, Any]], text: str = "") -> Route:

@@ -35,9 +35,6 @@ from streamflow.web import (
 
 pytestmark = pytest.mark.anyio
 
-if not hasattr(Agent, "stream") or not hasattr(Agent, "resume"):
-    pytest.skip("needs Agent.stream and Agent.resume (issue 24, requirements 1 and 4)",
-                allow_module_level=True)
 
 
 def turn(*, call: bool) -> Route:

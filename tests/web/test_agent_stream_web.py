@@ -40,8 +40,6 @@ from streamflow.web import ag_ui_response, agent_run, ui_message_stream_response
 
 pytestmark = pytest.mark.anyio
 
-if not hasattr(Agent, "stream"):
-    pytest.skip("needs Agent.stream (issue 24, requirement 1)", allow_module_level=True)
 
 MCP_SERVER = StdioServerParameters(
     command=sys.executable,

@@ -155,18 +155,29 @@ class MCPTool(Tool):
                      progress: Callable[[str | None, dict[str, Any]], Any]) -> AsyncIterator[Any]:
         """Call the tool; yield ``progress(message, data)`` per notification as it arrives
         (the tool's ``on_progress`` hook sees it too), then the result value (the
-        async-generator form of a tool)."""
-        import anyio
+        async-generator form of a tool).
 
-        send, receive = anyio.create_memory_object_stream[Any](1024)
+        The SDK runs each progress callback as a task of its own, so the result may come
+        first: the callbacks already due get their turn before the result is yielded,
+        and a report that comes later still is dropped (the call is over).
+        """
+        import math
+
+        import anyio
+        import anyio.lowlevel
+
+        send, receive = anyio.create_memory_object_stream[Any](math.inf)
         outcome: dict[str, Any] = {}
 
         async def report(message: str | None, data: dict[str, Any]) -> None:
+            try:
+                send.send_nowait(progress(message, data))
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
             if self.on_progress is not None:
                 awaited = self.on_progress(message, data)
                 if awaited is not None:
                     await awaited
-            await send.send(progress(message, data))
 
         async def call() -> None:
             async with send:
@@ -174,6 +185,8 @@ class MCPTool(Tool):
                     outcome["value"] = await self.call(arguments, on_progress=report)
                 except Exception as exc:  # raised below, in the consumer's task
                     outcome["error"] = exc
+                for _ in range(3):
+                    await anyio.lowlevel.checkpoint()  # the callbacks already spawned
 
         async with anyio.create_task_group() as tg, receive:
             tg.start_soon(call)

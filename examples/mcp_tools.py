@@ -3,8 +3,8 @@
 ``mcp_stdio`` starts the server (here ``mcp_forecast_server.py`` beside this file, an
 ``MCPServer`` of the official ``mcp`` SDK) and yields its tools as a
 ``ToolRegistry``: schemas from the server's tool list, arguments checked against them,
-results back to the model in the provider's format, progress notifications to
-``on_progress``. Runs offline: a loopback replay server plays the model's two turns
+results back to the model in the provider's format, progress notifications as the run's
+``tool.progress`` events. Runs offline: a loopback replay server plays the model's two turns
 (``python examples/mcp_tools.py``; needs ``pip install 'streamflow[mcp]'``). For an
 HTTP server, ``mcp_http("http://127.0.0.1:8000/mcp")`` works the same way.
 """
@@ -43,14 +43,18 @@ async def main() -> None:
     server = StdioServerParameters(command=sys.executable, args=[str(script)])
     turns = [model_turn(call='{"city": "Lisbon"}'),
              model_turn(text="Tomorrow in Lisbon: sunny, up to 24 °C.")]
-    progress = lambda message, data: print(f"[progress] {message} ({data['progress']:g}/2)")  # noqa: E731
-    async with mcp_stdio(server, on_progress=progress) as tools, \
+    async with mcp_stdio(server) as tools, \
             ReplayServer({"/v1/messages": turns}) as replay, \
             httpx.AsyncClient(timeout=None) as client:
         print(f"[mcp] tools: {tools.names}")
         provider = AnthropicProvider(base_url=replay.url, api_key="offline", model="claude-demo")
-        result = await streamflow.Agent(provider, tools, http_sender(client)).run(
-            "What's the weather in Lisbon tomorrow?")
+        agent = streamflow.Agent(provider, tools, http_sender(client))
+        async with agent.stream("What's the weather in Lisbon tomorrow?") as run:
+            async for ev in run:
+                if ev.type == "tool.progress" and ev.progress is not None:
+                    done = ev.progress.data["progress"]
+                    print(f"[progress] {ev.progress.message} ({done:g}/2)")
+        result = run.result
     (tool_result,) = result.turns[0].results
     print(f"[mcp] {tool_result.name} -> {tool_result.content}")
     print(f"[agent] {len(result.turns)} turns: {result.text!r}")

@@ -209,6 +209,7 @@ class ToolDispatchSink(AsyncSink):
         self.hooks = hooks
         self.calls: list[ToolCallItem] = []
         self.held: list[ToolCallItem] = []
+        self._held_at: set[int] = set()
         self.error: BaseException | None = None
         self.finish_reason: str | None = None
         self._slots: list[ToolResult | None] = []
@@ -245,6 +246,7 @@ class ToolDispatchSink(AsyncSink):
         if isinstance(event, StreamRestart) and not self.eager:
             self.calls.clear()
             self.held.clear()
+            self._held_at.clear()
             self._slots.clear()
             self.finish_reason = None
             return
@@ -261,6 +263,7 @@ class ToolDispatchSink(AsyncSink):
         hold = self.hooks.hold if self.hooks is not None else None
         if hold is not None and hold(item):
             self.held.append(item)
+            self._held_at.add(len(self.calls) - 1)
             return
         if self.eager:
             if self._tg is None:
@@ -275,7 +278,7 @@ class ToolDispatchSink(AsyncSink):
         if not self.eager and error is None and self.calls and self.finish_reason == "tool_call":
             async with anyio.create_task_group() as tg:
                 for index, call in enumerate(self.calls):
-                    if not any(call is held for held in self.held):
+                    if index not in self._held_at:
                         self._start(tg, index, call)
         await self.wait()
 

@@ -18,6 +18,8 @@ EXTRA_OF: dict[str, str] = {
     "ag_ui": "web",
     "redis": "redis",
     "opentelemetry": "otel",
+    "mcp": "mcp",
+    "jsonschema": "mcp",
     "orjson": "fast",
 }
 """Top-level import name of an optional dependency -> the extra that installs it."""

@@ -39,6 +39,10 @@ def run_example(name: str, *args: str) -> str:
                         "[agent] 115 tokens in, 49 out in total",
                         "[agent] tool results: [{'city': 'Paris', 'temperature': 21"]),
     ("cancel_stream.py", ["server observed disconnect: True"]),
+    ("mcp_tools.py", ["[mcp] tools: ['get_forecast']",
+                      "[progress] asking the weather service about Lisbon (1/2)",
+                      "[mcp] get_forecast -> {'city': 'Lisbon', 'high_c': 24",
+                      "[agent] 2 turns: 'Tomorrow in Lisbon: sunny, up to 24 °C.'"]),
 ])
 def test_example_runs_and_prints(name: str, expected: list[str]) -> None:
     out = run_example(name, *(["--seconds", "0.3"] if name == "cancel_stream.py" else []))

@@ -11,7 +11,7 @@ import streamflow
 
 PACKAGE = Path(streamflow.__file__).parent
 EDGE = ("operators", "sources", "sinks", "cli", "runtime", "fanout", "demo", "faults", "server",
-        "agent", "gateway", "streaming", "web", "_scope", "_agent_stream")
+        "agent", "gateway", "streaming", "web", "_scope", "_agent_stream", "mcp")
 FORBIDDEN = ("reactivex", "anyio", "httpx", "rich", "trio", "asyncio")
 
 

@@ -14,6 +14,10 @@ sit between the steps, and the run closes with the usage of every turn.
         out += enc.tool_results(turn.results)  # ToolResult objects, in call order
     out += enc.finish()                        # or enc.fail(error)
 
+Between the steps of an Agent run, :meth:`UIRunEncoder.tool_progress` writes a running
+tool's progress (the AI SDK's preliminary output) and
+:meth:`UIRunEncoder.approval_request` a call waiting for a person's approval.
+
 Groups never interleave (UniEvent grammar), so one open group is enough state: the
 first fragment opens it, every fragment grows it, the ``.done`` item closes it.
 """
@@ -93,6 +97,7 @@ class UIRunEncoder(Encoder):
         self.group_id = ""
         self._groups = 0
         self._provider: JSONDict = {}
+        self.calls: dict[str, ToolCallItem] = {}  # the run's finished tool calls, by id
 
     # -- the driving side --------------------------------------------------------------
 
@@ -109,6 +114,18 @@ class UIRunEncoder(Encoder):
         out = [self._begin()]
         out.extend(self.encode_result(result) for result in results)
         return b"".join(out)
+
+    def tool_progress(self, call: ToolCallItem, message: str | None, data: Any = None) -> bytes:
+        """The bytes of one progress report of the running tool ``call``."""
+        if self.finished:
+            raise RuntimeError(f"{self.name} encoder got tool progress after the run ended")
+        return self._begin() + self.encode_progress(call, message, data)
+
+    def approval_request(self, call: ToolCallItem, approval_id: str) -> bytes:
+        """The bytes asking to approve ``call`` before it runs (the run then ends pending)."""
+        if self.finished:
+            raise RuntimeError(f"{self.name} encoder got an approval request after the run ended")
+        return self._begin() + self.encode_approval(call, approval_id)
 
     def finish(self) -> bytes:
         """The bytes that end a ``run=True`` run successfully (usage of every turn)."""
@@ -161,6 +178,8 @@ class UIRunEncoder(Encoder):
             self.group_id = f"{item.kind}-{self._groups}"
             out.append(self.open_group(item))
         if item.type.endswith(".done"):
+            if isinstance(item, ToolCallItem):
+                self.calls[item.tool_call_id] = item
             out.append(self.close_group(self.group, item))
             self.group = None
         else:
@@ -235,6 +254,14 @@ class UIRunEncoder(Encoder):
     def output_update(self, value: Any, previous: Any) -> bytes:
         """The structured output is now ``value`` (plain JSON; ``previous`` was sent last,
         ``None`` before the first update)."""
+        raise NotImplementedError
+
+    def encode_progress(self, call: ToolCallItem, message: str | None, data: Any) -> bytes:
+        """One progress report of a running tool."""
+        raise NotImplementedError
+
+    def encode_approval(self, call: ToolCallItem, approval_id: str) -> bytes:
+        """A call waiting for approval."""
         raise NotImplementedError
 
     def error(self, error: StreamflowError) -> bytes:

@@ -14,7 +14,8 @@ the API needs to continue a turn faithfully:
   at their original block index.
 
 Tool results become one ``user`` message of ``tool_result`` blocks, in call order,
-with ``is_error`` set.
+with ``is_error`` set; a result with media (a ``ToolContent``) is its text and image
+blocks.
 """
 
 from __future__ import annotations
@@ -78,7 +79,9 @@ class AnthropicProvider(Provider):
         """One ``user`` message with a ``tool_result`` block per result (none if empty)."""
         if not results:
             return []
-        content = [{"type": "tool_result", "tool_use_id": r.tool_call_id, "content": r.text,
+        content = [{"type": "tool_result", "tool_use_id": r.tool_call_id,
+                    "content": r.text if r.parts is None
+                    else [b for b in (block(p) for p in r.parts) if b is not None],
                     "is_error": r.is_error} for r in results]
         return [{"role": "user", "content": content}]
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..dialects.openai_chat.request import assistant_message, is_official
+from ..dialects.request_values import image_data_url
+from ..events import InlineDataItem
 from ..message import Message
 from ..tools import Tool, ToolResult
 from .base import HTTPRequest, JSONDict, Provider
@@ -71,9 +73,21 @@ class OpenAIChatProvider(Provider):
         return assistant_message(list(message.items))
 
     def tool_result_messages(self, results: Sequence[ToolResult]) -> list[JSONDict]:
-        """One ``{"role": "tool", "tool_call_id", "content"}`` message per result."""
-        return [{"role": "tool", "tool_call_id": r.tool_call_id, "content": r.text}
-                for r in results]
+        """One ``{"role": "tool", "tool_call_id", "content"}`` message per result.
+
+        A tool message carries text only: the images of results with media follow in
+        one ``user`` message (``image_url`` parts), as the API takes them.
+        """
+        out: list[JSONDict] = [{"role": "tool", "tool_call_id": r.tool_call_id,
+                                "content": r.text} for r in results]
+        images: list[JSONDict] = [
+            {"type": "image_url", "image_url": {"url": image_data_url(p)}}
+            for r in results for p in r.parts or () if isinstance(p, InlineDataItem)
+            and p.mime_type.startswith("image/")]
+        if images:
+            out.append({"role": "user", "content": [
+                {"type": "text", "text": "The images the tool calls returned:"}, *images]})
+        return out
 
     @staticmethod
     def tool_result_ids(body: Mapping[str, Any]) -> list[str]:

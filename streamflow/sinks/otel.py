@@ -1,4 +1,4 @@
-"""OpenTelemetry sink: one GenAI client span per stream (optional extra ``otel``).
+"""OpenTelemetry sink: one GenAI client span and its metrics per stream (extra ``otel``).
 
 :class:`OtelSink` needs ``opentelemetry-api`` (``pip install 'streamflow-llm[otel]'``);
 it is imported when the sink is created, with a clear error when missing. Spans
@@ -16,11 +16,24 @@ raw strings) and carry the GenAI semantic-convention attributes
     gen_ai.usage.input_tokens / output_tokens
     gen_ai.usage.cache_read.input_tokens / cache_creation.input_tokens /
     gen_ai.usage.reasoning.output_tokens   when the provider counts them
+    gen_ai.response.time_to_first_chunk    seconds to the first content fragment
+
+and records the GenAI client metrics (histograms, with the conventions' bucket
+boundaries) through ``meter_provider`` (default: the global one)::
+
+    gen_ai.client.operation.duration            s, every stream (error.type when it failed)
+    gen_ai.client.token.usage                   {token}, gen_ai.token.type input / output
+    gen_ai.client.operation.time_to_first_chunk s, when a content fragment arrived
+
+each with ``gen_ai.operation.name``, ``gen_ai.provider.name``,
+``gen_ai.request.model`` and ``gen_ai.response.model`` where known.
 
 The span starts at the sink's creation time (create it right before the request,
 or call :meth:`OtelSink.reset`) and ends on the stop/complete, on an error (status
 ERROR, ``error.type`` = the exception class name, exception recorded) or on
-cancellation (``error.type = "cancelled"``). It is a child of the current span.
+cancellation (``error.type = "cancelled"``). It is a child of ``parent`` (a span)
+when given, else of the current span. An Agent run's ``invoke_agent`` and
+``execute_tool`` spans are :class:`~streamflow.sinks.otel_agent.AgentTelemetry`'s.
 """
 
 from __future__ import annotations
@@ -36,7 +49,7 @@ from .base import BaseSink
 from .sanitize import escape_controls
 from .stats import StreamStats
 
-__all__ = ["OtelSink"]
+__all__ = ["ClientMetrics", "OtelSink"]
 
 INSTRUMENTATION = "streamflow"
 
@@ -50,23 +63,69 @@ def _trace_api() -> Any:
     return trace
 
 
+class ClientMetrics:
+    """The GenAI client histograms of one meter (see the module doc)."""
+
+    def __init__(self, meter_provider: Any = None, meter: Any = None) -> None:
+        _trace_api()
+        from opentelemetry import metrics
+
+        if meter is None:
+            meter = metrics.get_meter(INSTRUMENTATION, meter_provider=meter_provider)
+        self.duration = meter.create_histogram(
+            sc.GEN_AI_CLIENT_OPERATION_DURATION, unit="s",
+            description="GenAI operation duration",
+            explicit_bucket_boundaries_advisory=sc.DURATION_BUCKETS)
+        self.tokens = meter.create_histogram(
+            sc.GEN_AI_CLIENT_TOKEN_USAGE, unit="{token}",
+            description="Number of input and output tokens used",
+            explicit_bucket_boundaries_advisory=sc.TOKEN_BUCKETS)
+        self.first_chunk = meter.create_histogram(
+            sc.GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK, unit="s",
+            description="Time to receive the first chunk in a streaming response",
+            explicit_bucket_boundaries_advisory=sc.DURATION_BUCKETS)
+
+    def record(self, stats: StreamStats, attributes: dict[str, Any],
+               error_type: str | None) -> None:
+        """One finished stream: its duration, token counts and time to first chunk."""
+        base = dict(attributes)
+        if stats.response_model:
+            base[sc.GEN_AI_RESPONSE_MODEL] = stats.response_model
+        timed = {**base, sc.ERROR_TYPE: error_type} if error_type else base
+        self.duration.record(stats.duration_s, timed)
+        if stats.ttft_s is not None:
+            self.first_chunk.record(stats.ttft_s, base)
+        usage = stats.usage
+        if usage is not None:
+            for kind, count in ((sc.TOKEN_TYPE_INPUT, usage.prompt_tokens),
+                                (sc.TOKEN_TYPE_OUTPUT, usage.response_tokens)):
+                if type(count) is int:
+                    self.tokens.record(count, {**base, sc.GEN_AI_TOKEN_TYPE: kind})
+
+
 class OtelSink(BaseSink):
     """Emits one span per stream through ``tracer`` (default: the global tracer provider).
 
     ``tracer_provider`` or ``tracer`` select where spans go (tests pass an SDK
-    provider with an in-memory exporter). Reusable: after a stream ended, the next
+    provider with an in-memory exporter), ``meter_provider`` or ``metrics`` where the
+    metrics go (``metrics=False``: none). Reusable: after a stream ended, the next
     event starts a new span.
     """
 
     def __init__(self, *, dialect: str | None = None, model: str | None = None,
                  tracer: Any = None, tracer_provider: Any = None,
-                 operation: str = sc.OPERATION_CHAT) -> None:
+                 operation: str = sc.OPERATION_CHAT, meter_provider: Any = None,
+                 metrics: ClientMetrics | bool = True, parent: Any = None) -> None:
         trace = _trace_api()
         self._trace = trace
         if tracer is None:
             tracer = trace.get_tracer(INSTRUMENTATION, tracer_provider=tracer_provider)
         self.tracer = tracer
         self.operation = operation
+        self.metrics: ClientMetrics | None = (
+            metrics if isinstance(metrics, ClientMetrics)
+            else ClientMetrics(meter_provider) if metrics else None)
+        self.parent = parent
         self.stats = StreamStats(dialect=dialect, request_model=model, clock=time.monotonic)
         self.span: Any = None
         self.reset()
@@ -77,20 +136,28 @@ class OtelSink(BaseSink):
         self.span = None
         self._start_ns = time.time_ns()
 
+    def _common(self) -> dict[str, Any]:
+        """The attributes of the span and the metrics known before the response."""
+        stats = self.stats
+        attributes: dict[str, Any] = {sc.GEN_AI_OPERATION_NAME: self.operation}
+        provider = sc.provider_name(stats.dialect)
+        if provider:
+            attributes[sc.GEN_AI_PROVIDER_NAME] = provider
+        if stats.request_model:
+            attributes[sc.GEN_AI_REQUEST_MODEL] = stats.request_model
+        return attributes
+
     def _open(self) -> Any:
         if self.span is None:
             stats = self.stats
-            attributes: dict[str, Any] = {sc.GEN_AI_OPERATION_NAME: self.operation}
-            provider = sc.provider_name(stats.dialect)
-            if provider:
-                attributes[sc.GEN_AI_PROVIDER_NAME] = provider
+            attributes = self._common()
             if stats.dialect:
                 attributes[sc.STREAMFLOW_DIALECT] = stats.dialect
-            if stats.request_model:
-                attributes[sc.GEN_AI_REQUEST_MODEL] = stats.request_model
             model = stats.request_model or stats.response_model
+            context = (self._trace.set_span_in_context(self.parent)
+                       if self.parent is not None else None)
             self.span = self.tracer.start_span(
-                escape_controls(sc.span_name(model, self.operation)),
+                escape_controls(sc.span_name(model, self.operation)), context=context,
                 kind=self._trace.SpanKind.CLIENT, attributes=attributes,
                 start_time=self._start_ns)
         return self.span
@@ -129,16 +196,19 @@ class OtelSink(BaseSink):
         stats.finish(error)
         span = self._open()
         span.set_attributes(self._response_attributes())
+        error_type: str | None = None
         if error is not None:
             cancelled = isinstance(error, CancelledStreamError)
-            span.set_attribute(sc.ERROR_TYPE, sc.ERROR_CANCELLED if cancelled
-                               else type(error).__name__)
+            error_type = sc.ERROR_CANCELLED if cancelled else type(error).__name__
+            span.set_attribute(sc.ERROR_TYPE, error_type)
             message = error.message if isinstance(error, StreamflowError) else str(error)
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR,
                                                escape_controls(message)))
             if not cancelled:
                 span.record_exception(error)
         span.end()
+        if self.metrics is not None:
+            self.metrics.record(stats, self._common(), error_type)
 
     def _response_attributes(self) -> dict[str, Any]:
         stats = self.stats
@@ -150,7 +220,7 @@ class OtelSink(BaseSink):
         if stats.finish_reason:
             out[sc.GEN_AI_RESPONSE_FINISH_REASONS] = [stats.finish_reason]
         if stats.ttft_s is not None:
-            out[sc.STREAMFLOW_TIME_TO_FIRST_TOKEN] = stats.ttft_s
+            out[sc.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = stats.ttft_s
         usage = stats.usage
         if usage is not None:
             raw = usage.provider or {}

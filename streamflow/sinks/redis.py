@@ -227,6 +227,19 @@ class RedisStreamSink(AsyncSink):
         while len(self._pending) >= self.buffer and self._error is None:
             await self._room.wait()
 
+    async def on_record(self, data: str, *, last: bool = False) -> None:
+        """Queue one entry of JSON written elsewhere (an Agent run's record, see
+        :mod:`streamflow.web.resume`); ``last`` makes it the terminal entry."""
+        if self.finished:
+            return
+        await self.start()
+        if last:
+            await self._finish(data)
+            return
+        self._queue({"k": EVENT, "d": data})
+        while len(self._pending) >= self.buffer and self._error is None:
+            await self._room.wait()
+
     async def on_end(self, error: BaseException | None) -> None:
         """Write the terminal error entry (unless ``stop`` was written), set the expiry, stop."""
         try:

@@ -12,11 +12,13 @@ approval (``needs_approval``), or may run another Agent (:func:`agent_tool`).
 from __future__ import annotations
 
 from .agent_tool import SubAgentPending, agent_tool
+from .mcp import MCPTool, MCPToolError, mcp_http, mcp_stdio
 from .progress import Progress, ToolCallContext, current_call
 from .registry import ToolRegistry
-from .result import ToolResult, error_result, prepare_call, to_text
+from .result import ToolContent, ToolResult, error_result, prepare_call, to_text
 from .schema import Tool, tool_from_function
 
-__all__ = ["Progress", "SubAgentPending", "Tool", "ToolCallContext", "ToolRegistry",
-           "ToolResult", "agent_tool", "current_call", "error_result", "prepare_call",
-           "to_text", "tool_from_function"]
+__all__ = ["MCPTool", "MCPToolError", "Progress", "SubAgentPending", "Tool", "ToolCallContext",
+           "ToolContent", "ToolRegistry", "ToolResult", "agent_tool", "current_call",
+           "error_result", "mcp_http", "mcp_stdio", "prepare_call", "to_text",
+           "tool_from_function"]

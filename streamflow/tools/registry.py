@@ -77,6 +77,13 @@ class ToolRegistry:
 
         return decorate(func) if func is not None else decorate
 
+    @classmethod
+    async def from_mcp(cls, session: Any, **options: Any) -> ToolRegistry:
+        """The tools of an initialized MCP ``ClientSession`` (see :mod:`streamflow.tools.mcp`)."""
+        from .mcp import from_mcp
+
+        return await from_mcp(session, registry=cls(), **options)
+
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, or ``None``."""
         return self._tools.get(name)

@@ -8,27 +8,63 @@ went wrong in a form it can act on::
     {"error": "UnknownTool", "message": "...", "available": ["get_weather"]}
     {"error": "ValueError", "message": "city not found"}          # the tool raised
     {"error": "Timeout", "message": "tool 'slow' timed out after 2s"}
+
+A tool whose result has media (an MCP tool returning an image) returns a
+:class:`ToolContent`: its parts go to the provider as they are where the API takes
+images in tool results, and :attr:`ToolResult.text` is their text.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import base64
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import from_json, to_json
 
-from ..events import ToolCallItem
+from ..events import InlineDataItem, TextItem, ToolCallItem
 from .registry import ToolRegistry
 from .schema import Tool
 
-__all__ = ["ToolResult", "error_result", "prepare_call", "to_text"]
+__all__ = ["ToolContent", "ToolResult", "error_result", "prepare_call", "to_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContent:
+    """A result made of content parts: text and media (``InlineDataItem`` images, audio).
+
+    ``structured`` is the result as a JSON value too, when the tool gave one (an MCP
+    tool's ``structuredContent``).
+    """
+
+    parts: tuple[TextItem | InlineDataItem, ...]
+    structured: Any = field(default=None)
+
+    @property
+    def text(self) -> str:
+        """The text parts, one a line; a media part reads ``[image/png]`` (its MIME type)."""
+        return "\n".join(p.text if isinstance(p, TextItem) else f"[{p.mime_type or 'data'}]"
+                         for p in self.parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``{"parts": [{"type": "text", "text"} | {"type": "data", "mimeType",
+        "data": base64}], "structured"?}``."""
+        parts = [{"type": "text", "text": p.text} if isinstance(p, TextItem) else
+                 {"type": "data", "mimeType": p.mime_type,
+                  "data": base64.b64encode(p.data).decode("ascii")} for p in self.parts]
+        out: dict[str, Any] = {"parts": parts}
+        if self.structured is not None:
+            out["structured"] = _json_safe(self.structured)
+        return out
 
 
 def to_text(value: Any) -> str:
     """A tool's return value as the text sent to the model (strings as they are, else JSON)."""
     if isinstance(value, str):
         return value
+    if isinstance(value, ToolContent):
+        return value.text
     return to_json(value, fallback=str).decode()
 
 
@@ -52,10 +88,17 @@ class ToolResult:
         """``content`` as the text a provider's tool-result message carries."""
         return to_text(self.content)
 
+    @property
+    def parts(self) -> tuple[TextItem | InlineDataItem, ...] | None:
+        """The content parts of a :class:`ToolContent` result (``None`` for other results)."""
+        return self.content.parts if isinstance(self.content, ToolContent) else None
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``{"tool_call_id", "name", "content", "is_error"}``."""
+        content = (self.content.to_dict() if isinstance(self.content, ToolContent)
+                   else _json_safe(self.content))
         return {"tool_call_id": self.tool_call_id, "name": self.name,
-                "content": _json_safe(self.content), "is_error": self.is_error}
+                "content": content, "is_error": self.is_error}
 
 
 def error_result(call: ToolCallItem, error: str, message: str, **extra: Any) -> ToolResult:

@@ -20,7 +20,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
                       "pip install 'streamflow-llm[web]'") from exc
 
 from .answer import Answer, to_ui_message
-from .drive import AgentRun, EncoderSink, agent_run
+from .drive import AgentRun, EncoderSink, agent_resume, agent_run, approvals
 from .history import from_ui_messages
 from .history_agui import from_run_agent_input
 from .outbox import Outbox
@@ -32,5 +32,6 @@ from .responses import (
 )
 
 __all__ = ["UI_MESSAGE_STREAM_HEADERS", "AgentRun", "Answer", "EncodedStreamResponse",
-           "EncoderSink", "Outbox", "ag_ui_response", "agent_run", "from_run_agent_input",
-           "from_ui_messages", "to_ui_message", "ui_message_stream_response"]
+           "EncoderSink", "Outbox", "ag_ui_response", "agent_resume", "agent_run", "approvals",
+           "from_run_agent_input", "from_ui_messages", "to_ui_message",
+           "ui_message_stream_response"]

@@ -2,22 +2,23 @@
 
 :func:`produce` is what the web responses run: a byte source (decoded with
 ``dialect``) or a source of UniEvents goes through :func:`streamflow.run` with an
-:class:`EncoderSink`; an :class:`AgentRun` runs a copy of its agent with that sink
-added, so every turn streams into the same UI message, and each turn's tool results
-(the Agent hands them to its sinks' ``on_tool_result``) are written between the steps.
+:class:`EncoderSink`; an :class:`AgentRun` is iterated as its ``agent.stream()``, each
+AgentEvent written by :func:`~streamflow.dialects.ui_agent.feed_agent_event`, so every
+turn streams into the same UI message with the tool input, progress (preliminary
+output), results and approval requests between the steps.
 A typed error ends the body with the protocol's in-band error; cancellation (the
 client went away) ends it with nothing and cancels the upstream request.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent import Agent
+from ..agent import Agent, AgentResult, AgentStream, Decision
 from ..dialects.encoder import BodyWriter
+from ..dialects.ui_agent import feed_agent_event
 from ..dialects.ui_run import UIRunEncoder
 from ..errors import StreamflowError
 from ..events import JSONDict, UniEvent
@@ -29,15 +30,27 @@ from ..tools import ToolResult
 from .history import to_dialect
 from .outbox import Outbox
 
-__all__ = ["AgentRun", "EncoderSink", "agent_run", "produce"]
+__all__ = ["AgentRun", "EncoderSink", "agent_resume", "agent_run", "approvals", "produce"]
 
 
 @dataclass(frozen=True, slots=True)
 class AgentRun:
-    """An Agent run still to start: ``agent.run(prompt)`` streamed as one UI message."""
+    """An Agent run still to start, streamed as one UI message: ``agent.stream(prompt)``,
+    or ``agent.resume(resumed, decisions)`` when ``resumed`` (an ``AgentResult``) is set."""
 
     agent: Agent
     prompt: str | Sequence[JSONDict] | Sequence[Turn]
+    resumed: AgentResult | None = None
+    decisions: Mapping[str, Decision] = field(default_factory=dict)
+
+    def stream(self) -> AgentStream:
+        """The run's ``AgentStream`` (enter it with ``async with``)."""
+        if self.resumed is not None:
+            return self.agent.resume(self.resumed, self.decisions)
+        prompt: Any = self.prompt
+        if not isinstance(prompt, str) and any(isinstance(t, Turn) for t in prompt):
+            prompt = to_dialect(prompt, self.agent.provider.dialect)  # the neutral turns
+        return self.agent.stream(prompt)
 
 
 def agent_run(agent: Agent, prompt: str | Sequence[JSONDict] | Sequence[Turn]) -> AgentRun:
@@ -47,6 +60,34 @@ def agent_run(agent: Agent, prompt: str | Sequence[JSONDict] | Sequence[Turn]) -
     neutral conversation (``Turn`` s, e.g. from :func:`~streamflow.web.from_ui_messages`),
     written in the provider's format."""
     return AgentRun(agent, prompt)
+
+
+def agent_resume(agent: Agent, result: AgentResult,
+                 decisions: Mapping[str, Decision]) -> AgentRun:
+    """The rest of a run that ended waiting for approval (``result.pending``), for a
+    response: ``decisions`` maps each waiting call id to ``True`` (run it), ``False``
+    or a reason (deny it); ``result`` may be ``AgentResult.from_state(...)``."""
+    return AgentRun(agent, (), result, dict(decisions))
+
+
+def approvals(messages: Sequence[Mapping[str, Any]]) -> dict[str, bool | str]:
+    """The approval answers in AI SDK (6 and later) UI messages, by tool call id.
+
+    Reads the tool parts in state ``approval-responded`` (what ``addToolApprovalResponse``
+    sends back): ``approval.approved`` true is ``True``; a denial is its ``reason``, or
+    ``False``. The approval id streamflow writes is the tool call id.
+    """
+    out: dict[str, bool | str] = {}
+    for message in messages:
+        for part in message.get("parts") or ():
+            if not isinstance(part, Mapping) or part.get("state") != "approval-responded":
+                continue
+            approval = part.get("approval") or {}
+            call_id = str(approval.get("id") or part.get("toolCallId") or "")
+            if call_id:
+                out[call_id] = True if approval.get("approved") is True \
+                    else (str(approval["reason"]) if approval.get("reason") else False)
+    return out
 
 
 class EncoderSink(AsyncSink):
@@ -71,13 +112,21 @@ class EncoderSink(AsyncSink):
         self.outbox.put_nowait(self.writer.check(self.encoder.tool_results([result])))
 
 
-async def _run_agent(job: AgentRun, *sinks: AsyncSink) -> None:
-    agent = copy.copy(job.agent)  # the caller's agent is left as it was (it may be shared)
-    agent.sinks = [*job.agent.sinks, *sinks]
-    prompt: Any = job.prompt
-    if not isinstance(prompt, str) and any(isinstance(t, Turn) for t in prompt):
-        prompt = to_dialect(prompt, agent.provider.dialect)
-    await agent.run(prompt)
+async def _run_agent(job: AgentRun, sink: EncoderSink, *also: AsyncSink) -> None:
+    async with job.stream() as run:
+        async for ev in run:
+            data = sink.writer.check(feed_agent_event(sink.encoder, ev))
+            if data:
+                await sink.outbox.put(data)
+            if ev.depth:  # a sub-agent's events are not the answer's
+                continue
+            for other in also:  # the answer's recorders: its events and tool results
+                if ev.type == "event" and ev.event is not None:
+                    await other.on_event(ev.event)
+                elif ev.type == "tool.result" and ev.result is not None:
+                    on_result = getattr(other, "on_tool_result", None)
+                    if on_result is not None:
+                        on_result(ev.result)
 
 
 async def produce(source: Any, encoder: UIRunEncoder, outbox: Outbox, *,

@@ -96,8 +96,12 @@ def ui_message_stream_response(source: Any, *, dialect: str = "auto",
                                limits: Limits | None = None, message_id: str | None = None,
                                headers: Mapping[str, str] | None = None, output: Any = None,
                                output_from: OutputFrom = "auto",
-                               on_finish: OnFinish | None = None) -> EncodedStreamResponse:
-    """The AI SDK v5 UI message stream of ``source`` (what ``useChat`` reads).
+                               on_finish: OnFinish | None = None,
+                               ai_sdk: int = 5) -> EncodedStreamResponse:
+    """The AI SDK UI message stream of ``source`` (what ``useChat`` reads).
+
+    ``ai_sdk`` is the client's major: 5 writes only what v5 knows; 6 and later add the
+    chunks those know (an approval request as ``tool-approval-request``).
 
     ``source`` is a byte source (decoded with ``dialect``), a source of UniEvents, or
     an :func:`~streamflow.web.agent_run` (every turn one step of the same message).
@@ -107,7 +111,7 @@ def ui_message_stream_response(source: Any, *, dialect: str = "auto",
     ``x-vercel-ai-ui-message-stream: v1``, ``cache-control: no-cache``,
     ``x-accel-buffering: no``. ``on_finish``: see the module doc.
     """
-    encoder = VercelUIEncoder(run=True, message_id=message_id, output=output,
+    encoder = VercelUIEncoder(run=True, message_id=message_id, ai_sdk=ai_sdk, output=output,
                               output_from=output_from)
     return EncodedStreamResponse(source, encoder,
                                  dialect=dialect, limits=limits,

@@ -40,10 +40,11 @@ partial, ``aborted`` when stopped or the app shut down).
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Any
 
 import anyio
@@ -51,13 +52,15 @@ from anyio.abc import TaskGroup
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from ..errors import CancelledStreamError, SinkError, StreamflowError
+from ..dialects.ui_agent import agent_record
+from ..errors import CancelledStreamError, SinkError, StreamflowError, StreamTimeoutError
 from ..limits import Limits
 from ..runtime import run
 from ..sinks.redis import RedisStreamSink
 from ..sources.redis_link import RedisLink
 from ..sources.redis_tailer import Tailer
 from .answer import AnswerRecorder, FinishStatus, OnFinish, call_on_finish
+from .drive import AgentRun
 from .resume_access import (
     PROTOCOLS,
     TOKEN_HEADER,
@@ -198,6 +201,11 @@ class ResumableStreams:
                     on_finish: OnFinish | None = None, **options: Any) -> Started:
         """Start a fresh answer for ``chat_id`` from ``source``; the chat's latest from now.
 
+        ``source`` is a byte or UniEvent source, or an :func:`~streamflow.web.agent_run`:
+        a whole Agent run, each of its events one entry (its record, see
+        :mod:`streamflow.dialects.ui_agent`), served in ``vercel-ui`` and ``ag-ui`` as
+        one UI message (``uni`` readers get the records as they are).
+
         ``token`` is the chat's resume token (needed unless this is its first answer);
         ``client`` the client key counted against ``max_live_per_client``;
         ``on_finish`` replaces the app's for this answer. Raises
@@ -237,7 +245,8 @@ class ResumableStreams:
                 except StreamflowError:
                     pass  # it expires with the sink's ttl
             raise
-        group.start_soon(self._produce, sink, source, dialect, options, slot,
+        producer = self._produce_agent if isinstance(source, AgentRun) else self._produce
+        group.start_soon(producer, sink, source, dialect, options, slot,
                          name=f"streamflow-producer:{key}")
         return Started(chat_id, key, token if self.tokens else None)
 
@@ -277,6 +286,31 @@ class ResumableStreams:
                     await call_on_finish(on_finish, recorder.finish(), status)
                 except Exception:
                     log.exception("on_finish of %s failed", sink.key)
+
+    async def _produce_agent(self, sink: RedisStreamSink, job: AgentRun, dialect: str,
+                             options: dict[str, Any], slot: Slot) -> None:
+        """An Agent run into the stream: one entry per record, ``run.end`` the last one."""
+        try:
+            with anyio.fail_after(self.limits.deadline) if self.limits.deadline else \
+                    nullcontext():
+                async with job.stream() as run:
+                    async for ev in run:
+                        record = agent_record(ev)
+                        if record is not None:
+                            await sink.on_record(json.dumps(record, separators=(",", ":")),
+                                                 last=record["agent"] == "run.end")
+        except TimeoutError:
+            await sink.on_end(StreamTimeoutError("deadline", self.limits.deadline or 0.0))
+        except SinkError as error:
+            log.warning("writing %s to Redis failed: %s", sink.key, error)
+        except StreamflowError as error:
+            await sink.on_end(error)  # the run's typed error is the terminal entry
+        except Exception:
+            log.exception("agent run of %s failed", sink.key)
+            raise
+        finally:
+            slot.release()
+            await sink.aclose()
 
     async def create(self, request: Request, chat_id: str, source: Any, *, to: str = "uni",
                      dialect: str = "auto", options: Mapping[str, Any] | None = None,

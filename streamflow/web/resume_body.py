@@ -4,8 +4,10 @@ In ``uni``, the events the client has (up to ``Last-Event-ID``) are sent first a
 ``event: replay`` frames (a fresh streamflow decoder folds them into the message
 without delivering them; a browser's ``onmessage`` ignores them). UI encoders
 (``vercel-ui``, ``ag-ui``) are stateful, so the stream is re-encoded from its start
-and the bytes the client has are skipped. When one entry encodes to several SSE
-events, all but its last carry ``<entry id>/<n>`` ids. A failure while reading
+and the bytes the client has are skipped; an Agent run's entries are its records
+(:func:`~streamflow.dialects.ui_agent.agent_record`), re-encoded the same way.
+When one entry encodes to several SSE events, all but its last carry
+``<entry id>/<n>`` ids. A failure while reading
 (the producer died, entries were trimmed, Redis went away) ends the body with the
 protocol's in-band error.
 """
@@ -16,13 +18,15 @@ import json
 import uuid
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from typing import Any
+from typing import Any, cast
 
 from ..dialects import get_encoder
 from ..dialects.encoder import Encoder
 from ..dialects.frames_out import field_line
+from ..dialects.ui_agent import feed_agent_record
+from ..dialects.ui_run import UIRunEncoder
 from ..errors import StreamflowError
-from ..events import UniEvent, event_from_dict
+from ..events import JSONDict, UniEvent, event_from_dict
 from ..sources.redis import HEARTBEAT_FRAME, sse_frame
 from ..sources.redis_link import RedisLink
 from ..sources.redis_streams import BEAT, END, EVENT, Entry, entry_id, entry_key, read_batches
@@ -51,13 +55,15 @@ def position_id(position: Position) -> str:
     return head if position[1] == WHOLE else f"{head}/{position[1]}"
 
 
-def entry_item(entry: Entry) -> UniEvent | StreamflowError:
-    """The UniEvent (or the terminal typed error) stored in an entry."""
+def entry_item(entry: Entry) -> UniEvent | StreamflowError | JSONDict:
+    """The UniEvent, the terminal typed error or the Agent run's record stored in an entry."""
     from ..dialects.uni.decode import error_from_dict
 
     obj = json.loads(entry.data)
     if "error" in obj and "event_type" not in obj:
         return error_from_dict(obj["error"])
+    if "agent" in obj and "event_type" not in obj:
+        return dict(obj)  # see streamflow.dialects.ui_agent
     return event_from_dict(obj)
 
 
@@ -94,8 +100,12 @@ async def sse_body(link: RedisLink, key: str, tailer: Tailer | None, encoder: En
                     elif entry.kind in (EVENT, END) and encoder is not None:
                         position = entry_key(entry.id)
                         item = entry_item(entry)
-                        chunk = encoder.fail(item) if isinstance(item, StreamflowError) \
-                            else encoder.feed(item)
+                        if isinstance(item, StreamflowError):
+                            chunk = encoder.fail(item)
+                        elif isinstance(item, dict):
+                            chunk = feed_agent_record(cast(UIRunEncoder, encoder), item)
+                        else:
+                            chunk = encoder.feed(item)
                         for index, event in with_ids(chunk, entry.id):
                             if after is None or (position, index) > after:
                                 caught_up = True

@@ -80,7 +80,7 @@ def test_completed_stream_span(exporter: InMemorySpanExporter, provider: TracerP
         sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: 10,
         sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: 5,
         sc.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: 8,
-        sc.STREAMFLOW_TIME_TO_FIRST_TOKEN: attrs(span)[sc.STREAMFLOW_TIME_TO_FIRST_TOKEN],
+        sc.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK: attrs(span)[sc.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK],
         sc.STREAMFLOW_COST: 0.002,
     }
     assert span.end_time is not None and span.start_time is not None

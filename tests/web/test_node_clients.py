@@ -155,3 +155,13 @@ def test_ag_ui_client_verifies_our_events(oracle: dict[str, Any], name: str) -> 
     assert verdict["verifyError"] is None
     assert verdict["types"][0] == "RUN_STARTED"
     assert verdict["types"][-1] == ("RUN_ERROR" if encoded.error else "RUN_FINISHED")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_current_ai_sdk_major_reads_our_ui_message_stream(oracle: dict[str, Any],
+                                                              name: str) -> None:
+    encoded, _ = oracle["encoded"][name]
+    verdict = oracle["verdicts"][name]["vercelLatest"]  # ai-latest in tests/web/node
+    assert verdict["schemaErrors"] == []
+    assert folded_parts(verdict["message"]) == expected_parts(encoded.message)
+    assert (verdict["streamErrors"] == []) == (encoded.error is None)

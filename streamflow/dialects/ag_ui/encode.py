@@ -13,6 +13,11 @@ turn's ``TOOL_CALL_RESULT`` events after it, then ``RUN_FINISHED`` (or
                       ([REASONING_ENCRYPTED_VALUE subtype tool-call] for its fidelity)
     inline_data, embedding   CUSTOM {name: "streamflow.inline_data" | "streamflow.embedding"}
     ToolResult        TOOL_CALL_RESULT {content: the result text}
+    tool progress     ACTIVITY_SNAPSHOT {activityType: "tool_progress", content: {toolCallId,
+                      toolName, message, data}} (one activity per call, replaced each time)
+    approval request  the run ends RUN_FINISHED {outcome: {type: "interrupt", interrupts:
+                      [{id: approval id, reason: "tool_approval", toolCallId, metadata:
+                      {toolName, input}}]}}
 
 The thinking signature (``fidelity["signature"]``, or the whole fidelity object as
 JSON) is the encrypted value. ``RUN_FINISHED.usage`` has one ``TokenUsage`` per
@@ -26,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from ag_ui.core import (
+    ActivitySnapshotEvent,
     BaseEvent,
     CustomEvent,
     ReasoningEncryptedValueEvent,
@@ -36,6 +42,7 @@ from ag_ui.core import (
     ReasoningStartEvent,
     RunErrorEvent,
     RunFinishedEvent,
+    RunFinishedInterruptOutcome,
     RunStartedEvent,
     StateDeltaEvent,
     StateSnapshotEvent,
@@ -50,7 +57,8 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from pydantic_core import to_json
+from ag_ui.core import Interrupt as AGUIInterrupt
+from pydantic_core import from_json, to_json
 
 from ...errors import StreamflowError
 from ...events import (
@@ -100,6 +108,7 @@ class AGUIEncoder(UIRunEncoder):
         self.run_id = run_id or new_id("run-")
         self.message_id = message_id or new_id("msg-")
         self._text_id: str | None = None
+        self.interrupts: list[AGUIInterrupt] = []
 
     def _write(self, *events: BaseEvent) -> bytes:
         # what ``ag_ui.encoder.EventEncoder`` writes (camelCase), framed safely
@@ -126,9 +135,11 @@ class AGUIEncoder(UIRunEncoder):
         return self._write(StepFinishedEvent(step_name=f"turn {number}"))
 
     def end_run(self) -> bytes:
+        outcome = (RunFinishedInterruptOutcome(type="interrupt", interrupts=self.interrupts)
+                   if self.interrupts else None)
         return self._write(RunFinishedEvent(
             thread_id=self.thread_id, run_id=self.run_id,
-            usage=[token_usage(t) for t in self.turns] or None,
+            usage=[token_usage(t) for t in self.turns] or None, outcome=outcome,
             metadata={"streamflow": self.summary()}))
 
     def open_group(self, first: ContentItem) -> bytes:
@@ -205,6 +216,21 @@ class AGUIEncoder(UIRunEncoder):
         return self._write(ToolCallResultEvent(
             message_id=f"{self.message_id}-result-{result.tool_call_id}",
             tool_call_id=result.tool_call_id, content=result.text, role="tool", metadata=meta))
+
+    def encode_progress(self, call: ToolCallItem, message: str | None, data: Any) -> bytes:
+        content = {"toolCallId": call.tool_call_id, "toolName": call.name, "message": message,
+                   "data": from_json(to_json(data, fallback=str))}
+        return self._write(ActivitySnapshotEvent(
+            message_id=f"{self.message_id}-progress-{call.tool_call_id}",
+            activity_type="tool_progress", content=content, replace=True))
+
+    def encode_approval(self, call: ToolCallItem, approval_id: str) -> bytes:
+        self.interrupts.append(AGUIInterrupt(
+            id=approval_id, reason="tool_approval", tool_call_id=call.tool_call_id,
+            message=f"approve the call of {call.name}",
+            metadata={"toolName": call.name,
+                      "input": from_json(to_json(call.arguments, fallback=str))}))
+        return b""  # the run's RUN_FINISHED carries it
 
     def error(self, error: StreamflowError) -> bytes:
         return self._write(RunErrorEvent(message=error_text(error), code=type(error).__name__))

@@ -11,6 +11,11 @@ turn's tool results after it, then ``finish``. Groups map to the chunk types::
     inline_data (image, audio)       file {url: data URL, mediaType}
     embedding                        data-embedding {data: vector}
     ToolResult                       tool-output-available | tool-output-error
+    tool progress (Agent runs)       tool-output-available {output: {message, data},
+                                     preliminary: true} (the final output replaces it)
+    approval request (Agent runs)    ai_sdk=6 and later: tool-approval-request {approvalId};
+                                     ai_sdk=5: data-approval-request {toolCallId, toolName,
+                                     input} (v5 has no approval chunk)
     StreamflowError                  the open group closed (tool-input-error for a call), error
 
 Fidelity (thinking signatures) and provider extras of an item travel as
@@ -25,8 +30,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic_core import from_json, to_json
+
 from ...errors import StreamflowError
 from ...events import ContentItem, InlineDataItem, JSONDict, ToolCallItem
+from ...structured import OutputFrom
 from ...tools import ToolResult
 from ..frames_out import sse as chunk
 from ..frames_out import sse_data
@@ -45,6 +53,10 @@ _DONE = sse_data(b"[DONE]")
 _PHASES = {"text": "text", "thinking": "reasoning"}
 
 
+def _json_safe(value: Any) -> Any:
+    return from_json(to_json(value, fallback=str))
+
+
 def _with(payload: JSONDict, **optional: Any) -> JSONDict:
     payload.update({k: v for k, v in optional.items() if v is not None})
     return payload
@@ -57,6 +69,12 @@ class VercelUIEncoder(UIRunEncoder):
     media_type = "text/event-stream"
     output_name = "output"
     """The structured output's data part: ``data-output``, id ``output``."""
+
+    def __init__(self, *, run: bool = False, message_id: str | None = None,
+                 ai_sdk: int = 5, output: Any = None, output_from: OutputFrom = "auto") -> None:
+        super().__init__(run=run, message_id=message_id, output=output,
+                         output_from=output_from)
+        self.ai_sdk = ai_sdk
 
     def begin_run(self) -> bytes:
         return chunk(_with({"type": "start"}, messageId=self.message_id))
@@ -135,6 +153,19 @@ class VercelUIEncoder(UIRunEncoder):
                           "errorText": result.text})
         return chunk({"type": "tool-output-available", "toolCallId": result.tool_call_id,
                       "output": result.to_dict()["content"]})
+
+    def encode_progress(self, call: ToolCallItem, message: str | None, data: Any) -> bytes:
+        return chunk({"type": "tool-output-available", "toolCallId": call.tool_call_id,
+                      "output": {"message": message, "data": _json_safe(data)},
+                      "preliminary": True})
+
+    def encode_approval(self, call: ToolCallItem, approval_id: str) -> bytes:
+        if self.ai_sdk >= 6:
+            return chunk({"type": "tool-approval-request", "approvalId": approval_id,
+                          "toolCallId": call.tool_call_id})
+        return chunk({"type": "data-approval-request", "id": approval_id,
+                      "data": {"approvalId": approval_id, "toolCallId": call.tool_call_id,
+                               "toolName": call.name, "input": call.arguments}})
 
     def error(self, error: StreamflowError) -> bytes:
         return chunk({"type": "error", "errorText": error_text(error)}) + _DONE

@@ -1,8 +1,11 @@
-// The real clients as oracles: reads cases.json ([{name, vercel, agui}], SSE bodies written by
-// streamflow), prints one result per case: the AI SDK v5 schema errors and the UIMessage that
-// readUIMessageStream folds, and the AG-UI schema errors and verifyEvents' verdict.
+// The real clients as oracles: reads cases.json ([{name, vercel, vercelLatest?, agui}], SSE
+// bodies written by streamflow), prints one result per case: the AI SDK v5 schema errors and the
+// UIMessage that readUIMessageStream folds, the same with the current AI SDK major ("ai-latest",
+// reading vercelLatest when the case has one, else vercel), and the AG-UI schema errors and
+// verifyEvents' verdict.
 import { readFileSync } from "node:fs";
-import { readUIMessageStream, uiMessageChunkSchema } from "ai";
+import * as ai5 from "ai";
+import * as aiLatest from "ai-latest";
 import { EventSchemas } from "@ag-ui/core/schemas";
 import { verifyEvents } from "@ag-ui/client";
 import { from, lastValueFrom, toArray } from "rxjs";
@@ -14,7 +17,7 @@ function sseData(body) {
       .map((l) => l.slice(5).replace(/^ /, "")).join("\n"));
 }
 
-async function checkVercel(body) {
+async function checkVercel(body, { readUIMessageStream, uiMessageChunkSchema } = ai5) {
   const payloads = sseData(body);
   const errors = [];
   const done = payloads.at(-1) === "[DONE]";
@@ -55,6 +58,11 @@ async function checkAgui(body) {
 const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const results = [];
 for (const c of cases) {
-  results.push({ name: c.name, vercel: await checkVercel(c.vercel), agui: await checkAgui(c.agui) });
+  results.push({
+    name: c.name,
+    vercel: await checkVercel(c.vercel),
+    vercelLatest: await checkVercel(c.vercelLatest ?? c.vercel, aiLatest),
+    agui: await checkAgui(c.agui),
+  });
 }
 process.stdout.write(JSON.stringify(results));

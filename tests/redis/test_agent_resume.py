@@ -1,0 +1,101 @@
+"""A whole Agent run through ResumableStreams and a real redis-server: every event one entry,
+served as one UI message, and a reader that reconnects after any event gets the rest.
+
+The run: turn 1 calls a tool, the tool result, turn 2 answers (the replay server plays the
+model). Read in ``vercel-ui`` and ``ag-ui`` whole, then cut after each SSE event and resumed
+with ``Last-Event-ID``: the bytes put together are the whole body's, every time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import pytest
+from realredis import chat_app
+
+from streamflow.agent import Agent, http_sender
+from streamflow.dialects.emitter import Emitter
+from streamflow.encoding import encode
+from streamflow.providers import make_provider
+from streamflow.server import ReplayServer, Route
+from streamflow.tools import ToolRegistry
+from streamflow.web import agent_run
+from streamflow.web.resume import ResumableStreams
+
+pytestmark = pytest.mark.anyio
+
+
+
+def turn(*, call: bool) -> Route:
+    em = Emitter()
+    em.note({"id": "msg_1", "model": "claude-test"})
+    if call:
+        em.tool_call('{"city": "Lisbon"}', name="get_weather", tool_call_id="toolu_1")
+        em.stop(None, "tool_call")
+    else:
+        em.text("17 degrees in Lisbon.")
+        em.stop(None, "stop")
+    return Route(chunks=list(encode(em.drain(), "anthropic")))
+
+
+@asynccontextmanager
+async def app_client(redis_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    tools = ToolRegistry()
+
+    @tools.tool
+    def get_weather(city: str) -> dict[str, Any]:
+        """The weather."""
+        return {"city": city, "temperature": 17}
+
+    turns = [turn(call=True), turn(call=False)] * 10  # each test run asks again
+    async with ReplayServer({"/v1/messages": turns}) as upstream, \
+            httpx.AsyncClient(trust_env=False) as client:
+        provider = make_provider("anthropic", base_url=upstream.url, api_key="k", model="m")
+        agent = Agent(provider, tools, http_sender(client))
+        streams = ResumableStreams(redis_url, heartbeat=0.5)
+        app = chat_app(streams, lambda: agent_run(agent, "Weather in Lisbon?"))
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 4000))
+        async with streams.running(), httpx.AsyncClient(transport=transport,
+                                                        base_url="http://app") as http:
+            yield http
+
+
+def events(body: str) -> list[str]:
+    """The SSE events of a body (heartbeat comments left out)."""
+    return [e for e in body.split("\n\n") if e.strip() and not e.startswith(":")]
+
+
+def data(event: str) -> Any:
+    (line,) = [x for x in event.split("\n") if x.startswith("data: ")]
+    raw = line.removeprefix("data: ")
+    return raw if raw == "[DONE]" else json.loads(raw)
+
+
+@pytest.mark.parametrize("to", ["vercel-ui", "ag-ui"])
+async def test_a_run_survives_a_reconnect_after_any_event(redis_url: str, to: str) -> None:
+    async with app_client(redis_url) as http:
+        started = await http.post(f"/chat/run-{to}?to={to}")
+        token = started.headers["x-resume-token"]
+        whole = events(started.text)
+        for cut in range(1, len(whole)):
+            last_id = next(x for x in whole[cut - 1].split("\n") if x.startswith("id: "))[4:]
+            rest = await http.get(f"/chat/run-{to}/stream?to={to}",
+                                  headers={"last-event-id": last_id, "x-resume-token": token})
+            assert events(rest.text) == whole[cut:], f"after event {cut}"
+    payloads = [data(e) for e in whole]
+    if to == "vercel-ui":
+        types = [p["type"] if isinstance(p, dict) else p for p in payloads]
+        assert types.count("start-step") == 2 and types[-2:] == ["finish", "[DONE]"]
+        (output,) = [p for p in payloads if isinstance(p, dict)
+                     and p["type"] == "tool-output-available"]
+        assert output == {"type": "tool-output-available", "toolCallId": "toolu_1",
+                          "output": {"city": "Lisbon", "temperature": 17}}
+        assert types.index("tool-output-available") < len(types) - types[::-1].index("start-step")
+    else:
+        types = [p["type"] for p in payloads]
+        assert types[0] == "RUN_STARTED" and types[-1] == "RUN_FINISHED"
+        assert types.count("STEP_STARTED") == 2 and "TOOL_CALL_RESULT" in types

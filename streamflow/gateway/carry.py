@@ -96,7 +96,7 @@ def unpack(token: str, key: bytes | None = None) -> Any:
     if not token.startswith(PREFIX):
         return None
     mac, body = token[len(PREFIX):len(PREFIX) + _MAC_CHARS], token[len(PREFIX) + _MAC_CHARS:]
-    if not body.isascii() or not hmac.compare_digest(mac, _mac(key or process_key(), body)):
+    if not token.isascii() or not hmac.compare_digest(mac, _mac(key or process_key(), body)):
         raise ProtocolError("a replay-state token the gateway did not sign (forged, "
                             "truncated or from another gateway key): send back what it sent")
     try:

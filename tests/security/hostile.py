@@ -2,7 +2,7 @@
 
 :class:`HostileUpstream` is a plain-socket HTTP server (a thread per connection)
 that answers every request with a script of ``(bytes, seconds to wait after)``
-steps, then holds the connection open; it records when each request arrived and
+steps, then closes the connection (an empty script holds it open); it records when each request arrived and
 when its client (the gateway) closed the connection, so a test can assert the
 upstream was released.
 """
@@ -83,7 +83,8 @@ class HostileUpstream:
                 if self._gone(conn, wait):
                     break
             else:
-                self._gone(conn, 60.0)
+                if not script:  # HOLD: the headers never come
+                    self._gone(conn, 60.0)
             self.closed.append(time.monotonic())
 
     def _gone(self, conn: socket.socket, wait: float) -> bool:

@@ -2,9 +2,9 @@
 
 :class:`HostileUpstream` is a plain-socket HTTP server (a thread per connection)
 that answers every request with a script of ``(bytes, seconds to wait after)``
-steps, then closes the connection (an empty script holds it open); it records when each request arrived and
-when its client (the gateway) closed the connection, so a test can assert the
-upstream was released.
+steps, then closes the connection (an empty script holds it open); it records
+when each request arrived and when its client (the gateway) closed the
+connection, so a test can assert the upstream was released.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Hostile request fields: each known crasher and out-of-range value is a 4xx in the route's envelope.
+"""Hostile request fields: each known crasher and out-of-range value is a 4xx, enveloped.
 
 In-process for the matrix; the official SDKs under real uvicorn for the client's
 view (``BadRequestError``, no retry: one request reaches the gateway).
@@ -14,7 +14,7 @@ from gateway_parts import ROUTES, VALID, enveloped, in_process
 from hostile import Counting, HostileUpstream, serve
 
 pytest.importorskip("starlette", reason="the gateway extra is not installed")
-from streamflow.gateway import create_app  # noqa: E402
+from streamflow.gateway import create_app
 
 pytestmark = pytest.mark.anyio
 

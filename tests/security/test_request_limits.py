@@ -13,9 +13,9 @@ from gateway_parts import ROUTES, VALID, enveloped, in_process
 from hostile import HOLD, Counting, HostileUpstream, serve
 
 pytest.importorskip("starlette", reason="the gateway extra is not installed")
-from streamflow.gateway import create_app  # noqa: E402
-from streamflow.gateway.limits import GatewayLimits  # noqa: E402
-from streamflow.gateway.server import ServerLimits, server_config  # noqa: E402
+from streamflow.gateway import create_app
+from streamflow.gateway.limits import GatewayLimits
+from streamflow.gateway.server import ServerLimits, server_config
 
 pytestmark = pytest.mark.anyio
 MIB = 1024 * 1024

@@ -12,8 +12,14 @@ gateway speaks ``--upstream-dialect`` to ``--upstream`` (a base URL as the offic
 SDKs take it: OpenAI's ends in ``/v1``). Without ``--api-key-env`` the client's own
 key is forwarded. A client option the upstream's format cannot carry is refused
 with a 400 naming it; ``--drop-unsupported`` drops such options instead (logged).
-Needs the ``gateway`` extra (starlette, uvicorn). Exit codes: 0 after a clean
-shutdown (Ctrl-C), 2 bad usage or the extra missing.
+``--carry-key-env`` names the variable holding the key that signs replay-state
+tokens (give every instance behind one address the same key; without it a random
+per-process key is used, with a warning). The request limits (``--max-body-bytes``,
+``--max-json-depth``...) and the server's timeouts and caps (``--header-timeout``,
+``--keep-alive-timeout``, ``--max-connections``, ``--max-header-bytes``) default to
+the values in ``docs/SECURITY.md``. Needs the ``gateway`` extra (starlette,
+uvicorn). Exit codes: 0 after a clean shutdown (Ctrl-C), 2 bad usage or the
+extra missing.
 """
 
 from __future__ import annotations
@@ -38,7 +44,10 @@ def _listen(value: str) -> tuple[str, int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Declare the options of ``streamflow gateway``."""
+    """Declare the options of ``streamflow gateway`` (the defaults need the extra)."""
+    from ..gateway.limits import DEFAULT_GATEWAY_LIMITS
+    from ..gateway.server import DEFAULT_SERVER_LIMITS
+
     parser.add_argument("--listen", type=_listen, default=("127.0.0.1", 8787),
                         metavar="HOST:PORT", help="where to listen (default: 127.0.0.1:8787)")
     parser.add_argument("--upstream", required=True, metavar="URL",
@@ -52,6 +61,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drop-unsupported", action="store_true",
                         help="drop client options the upstream cannot carry "
                              "(default: refuse the request with a 400 naming them)")
+    parser.add_argument("--carry-key-env", metavar="VAR",
+                        help="environment variable holding the key signing replay-state tokens "
+                             "(default: a random per-process key)")
+    request, server = DEFAULT_GATEWAY_LIMITS, DEFAULT_SERVER_LIMITS
+    limits = parser.add_argument_group("limits (see docs/SECURITY.md)")
+    for flag, kind, default, words in (
+            ("--max-body-bytes", int, request.max_body_bytes, "request body size (413 over it)"),
+            ("--body-timeout", float, request.body_timeout, "seconds to receive a body (408)"),
+            ("--max-json-depth", int, request.max_json_depth, "JSON nesting depth"),
+            ("--max-items", int, request.max_items, "elements of any one JSON array"),
+            ("--max-messages", int, request.max_messages, "messages of one request"),
+            ("--max-tokens", int, request.max_tokens, "largest output-token count forwarded"),
+            ("--header-timeout", float, server.header_timeout,
+             "seconds to receive a request's head"),
+            ("--keep-alive-timeout", float, server.keep_alive_timeout,
+             "seconds an idle kept-alive connection stays open"),
+            ("--max-connections", int, server.max_connections,
+             "concurrent connections (503 over it)"),
+            ("--max-header-bytes", int, server.max_header_bytes,
+             "size of a request's line and headers")):
+        limits.add_argument(flag, type=kind, default=default, metavar="N",
+                            help=f"{words} (default: {default})")
     parser.add_argument("--log-level", default="info",
                         choices=["critical", "error", "warning", "info", "debug"])
 
@@ -61,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn  # a missing extra is reported by the command line (cli.main)
 
     from ..gateway import create_app
+    from ..gateway.limits import GatewayLimits
+    from ..gateway.server import ServerLimits, server_config
 
     api_key = None
     if args.api_key_env:
@@ -68,8 +101,23 @@ def run(args: argparse.Namespace) -> int:
         if not api_key:
             print(f"streamflow gateway: ${args.api_key_env} is not set", file=sys.stderr)
             return 2
+    carry_key = None
+    if args.carry_key_env:
+        carry_key = os.environ.get(args.carry_key_env, "").encode()
+        if not carry_key:
+            print(f"streamflow gateway: ${args.carry_key_env} is not set", file=sys.stderr)
+            return 2
+    request_limits = GatewayLimits(
+        max_body_bytes=args.max_body_bytes, body_timeout=args.body_timeout,
+        max_json_depth=args.max_json_depth, max_items=args.max_items,
+        max_messages=args.max_messages, max_tokens=args.max_tokens)
+    server = ServerLimits(header_timeout=args.header_timeout,
+                          keep_alive_timeout=args.keep_alive_timeout,
+                          max_connections=args.max_connections,
+                          max_header_bytes=args.max_header_bytes)
     app = create_app(args.upstream, args.upstream_dialect, api_key=api_key, model=args.model,
-                     drop_unsupported=args.drop_unsupported)
+                     drop_unsupported=args.drop_unsupported, request_limits=request_limits,
+                     carry_key=carry_key)
     host, port = args.listen
-    uvicorn.run(app, host=host, port=port, log_level=args.log_level)
+    uvicorn.run(app, host=host, port=port, log_level=args.log_level, **server_config(server))
     return 0

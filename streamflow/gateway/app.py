@@ -31,18 +31,20 @@ never mix.
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+import secrets
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
 import httpx
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Message as Message_
+from starlette.types import Receive, Scope, Send
 
 from ..dialects import REQUESTS, get_encoder, get_request
 from ..dialects.encoder import BodyWriter
@@ -52,8 +54,16 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Assembler, Message
 from ..providers import HTTPRequest
 from ..providers.request import ChatRequest
-from .carry import Carrier, restore
-from .envelopes import error_response
+from .carry import Carrier, process_key, restore
+from .envelopes import ClientError, error_response
+from .limits import (
+    DEFAULT_GATEWAY_LIMITS,
+    ClientDisconnected,
+    GatewayLimits,
+    check_ranges,
+    parse_body,
+    read_body,
+)
 from .response import EventStreamResponse
 from .upstream import Upstream
 
@@ -76,41 +86,89 @@ class Gateway:
     """The request handlers over one :class:`Upstream` (``create_app`` wraps them in an app).
 
     ``drop_unsupported`` drops the client options the upstream cannot carry instead
-    of refusing the request (see the module doc).
+    of refusing the request (see the module doc); ``limits`` bound each client
+    request (:class:`~streamflow.gateway.limits.GatewayLimits`); ``carry_key``
+    signs replay-state tokens (:mod:`streamflow.gateway.carry`; default: a random
+    per-process key, with a logged warning).
     """
 
-    def __init__(self, upstream: Upstream, *, drop_unsupported: bool = False) -> None:
+    def __init__(self, upstream: Upstream, *, drop_unsupported: bool = False,
+                 limits: GatewayLimits = DEFAULT_GATEWAY_LIMITS,
+                 carry_key: bytes | None = None) -> None:
         self.upstream = upstream
         self.drop_unsupported = drop_unsupported
+        self.limits = limits
+        self.carry_key = carry_key or process_key()
 
-    def handler(self, dialect: str) -> Callable[[Request], Awaitable[Response]]:
-        """The endpoint of client dialect ``dialect``."""
-        async def endpoint(request: Request) -> Response:
-            return await self.handle(request, dialect)
-        return endpoint
 
-    async def handle(self, request: Request, dialect: str) -> Response:
-        """Answer one client request of ``dialect`` (see the module doc)."""
-        side = get_request(dialect)
+    def handler(self, dialect: str) -> ClientRoute:
+        """The ASGI endpoint of client dialect ``dialect``."""
+        return ClientRoute(self, dialect)
+
+    async def serve(self, scope: Scope, receive: Receive, send: Send, dialect: str) -> None:
+        """Read, check and answer one request, releasing the upstream if the client leaves.
+
+        The body is read within the limits (:func:`~streamflow.gateway.limits.read_body`);
+        from then on ``http.disconnect`` is watched in every phase (before the
+        upstream's headers, while its error body is read, during a non-streaming
+        answer, mid-stream): the client leaving cancels the request, which closes
+        the upstream response. An unexpected exception (a bug of ours) is logged
+        with its traceback and answered as an enveloped 500 naming a request id.
+        """
+        request_id = "req_sf" + secrets.token_hex(8)
+        headers = Headers(scope=scope)
         try:
-            body = json.loads(await request.body() or b"null")
+            declared = headers.get("content-length")
+            size = int(declared) if declared and declared.isdigit() else None
+            raw = await read_body(receive, self.limits, size)
+        except ClientDisconnected:
+            return
+        except ClientError as exc:
+            await _error(dialect, exc, client_side=True)(scope, receive, send)
+            return
+
+        async def never() -> Message_:
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
+        async with anyio.create_task_group() as group:
+            async def watch() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                log.info("%s: the client left; the upstream request is released", request_id)
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            try:
+                response = await self.answer(raw, headers, dialect)
+            except Exception:
+                log.exception("%s: the gateway failed on a request", request_id)
+                response = _error(dialect, StreamflowError(
+                    f"the gateway failed on this request (request id {request_id})"),
+                    status=500)
+            await response(scope, never, send)
+            group.cancel_scope.cancel()
+
+    async def answer(self, raw: bytes, headers: Headers, dialect: str) -> Response:
+        """The response to one client request whose body was read (see the module doc)."""
+        side = get_request(dialect)
+        upstream = get_request(self.upstream.dialect)
+        same = side.stream_dialect == upstream.stream_dialect
+        try:
+            body = await parse_body(raw, self.limits)
             assert side.parse is not None  # client routes are formats with a parser
             chat = side.parse(body)
             if not chat.stream and side.reply is None:
                 raise ProtocolError(f"{dialect} answers only streams here: send stream: true")
+            check_ranges(chat, self.limits)
             self.check(chat)
+            if not same:
+                restore(chat, self.carry_key)
+            upstream_request = self.upstream.request(chat, headers)
         except (ValueError, StreamflowError) as exc:
             error = exc if isinstance(exc, StreamflowError) else ProtocolError(
                 f"request body is not JSON: {exc}")
             return _error(dialect, error, client_side=True)
-        upstream = get_request(self.upstream.dialect)
-        same = side.stream_dialect == upstream.stream_dialect
-        if not same:
-            restore(chat)
-        try:
-            upstream_request = self.upstream.request(chat, request.headers)
-        except StreamflowError as exc:
-            return _error(dialect, exc, client_side=True)
         if same:
             upstream_request = _passthrough(upstream_request, body, chat.model)
         stack = AsyncExitStack()
@@ -119,7 +177,7 @@ class Gateway:
         except StreamflowError as exc:
             await stack.aclose()
             return _error(dialect, exc)
-        carrier = Carrier(side.stream_dialect, upstream.stream_dialect)
+        carrier = Carrier(side.stream_dialect, upstream.stream_dialect, self.carry_key)
         if not chat.stream:
             async with stack:
                 try:
@@ -151,6 +209,17 @@ class Gateway:
                                 " out (or start the gateway with --drop-unsupported)")
 
 
+class ClientRoute:
+    """The ASGI app of one client route (a callable object: starlette passes it raw ASGI)."""
+
+    def __init__(self, gateway: Gateway, dialect: str) -> None:
+        self.gateway = gateway
+        self.dialect = dialect
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.gateway.serve(scope, receive, send, self.dialect)
+
+
 def _passthrough(built: HTTPRequest, body: Any, model: str) -> HTTPRequest:
     """The client's own body (same dialect as the upstream), forced to stream with usage."""
     raw = dict(body)
@@ -161,13 +230,16 @@ def _passthrough(built: HTTPRequest, body: Any, model: str) -> HTTPRequest:
     return HTTPRequest(built.url, built.headers, raw, built.method)
 
 
-def _error(dialect: str, error: StreamflowError, *, client_side: bool = False) -> JSONResponse:
-    status, envelope = error_response(dialect, error, client_side=client_side)
+def _error(dialect: str, error: StreamflowError, *, client_side: bool = False,
+           status: int | None = None) -> JSONResponse:
+    if not client_side and status is None:
+        log.warning("upstream failure answered to the client: %s", error)
+    code, envelope = error_response(dialect, error, client_side=client_side, status=status)
     headers = {}
     retry_after = getattr(error, "retry_after", None)
     if retry_after is not None:
         headers["retry-after"] = f"{retry_after:g}"
-    return JSONResponse(envelope, status_code=status, headers=headers)
+    return JSONResponse(envelope, status_code=code, headers=headers)
 
 
 async def _collect(batches: AsyncIterator[list[UniEvent]], carrier: Carrier) -> Message:
@@ -195,12 +267,18 @@ async def _encode(batches: AsyncIterator[list[UniEvent]], carrier: Carrier, writ
 def create_app(upstream: str | Upstream, upstream_dialect: str | None = None, *,
                api_key: str | None = None, model: str | None = None,
                client: httpx.AsyncClient | None = None,
-               limits: Limits = DEFAULT_LIMITS, drop_unsupported: bool = False) -> Starlette:
+               limits: Limits = DEFAULT_LIMITS, drop_unsupported: bool = False,
+               request_limits: GatewayLimits = DEFAULT_GATEWAY_LIMITS,
+               carry_key: bytes | None = None) -> Starlette:
     """A starlette app translating every client dialect (:func:`client_routes`) to ``upstream``.
 
     ``upstream`` is the upstream API's base URL (with ``upstream_dialect``) or an
     :class:`Upstream`. ``drop_unsupported`` drops client options the upstream
-    cannot carry instead of answering 400 (see the module doc). The app closes the
+    cannot carry instead of answering 400 (see the module doc). ``limits`` bound
+    what is read from the upstream, ``request_limits`` what is accepted from a
+    client (:class:`~streamflow.gateway.limits.GatewayLimits`); ``carry_key`` signs
+    replay-state tokens (give every instance behind one address the same key;
+    default: a random per-process key, with a logged warning). The app closes the
     HTTP client it made when its lifespan ends (when mounted in another app, the
     client lives as long as the process).
     """
@@ -211,7 +289,8 @@ def create_app(upstream: str | Upstream, upstream_dialect: str | None = None, *,
                             client=client, limits=limits)
     get_request(upstream.dialect)  # an upstream needs a request side: fail here, not per request
     target = upstream
-    gateway = Gateway(target, drop_unsupported=drop_unsupported)
+    gateway = Gateway(target, drop_unsupported=drop_unsupported, limits=request_limits,
+                      carry_key=carry_key)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -4,7 +4,8 @@ What a provider needs back on the next turn (``fidelity``: signatures, encrypted
 reasoning with its item id, a Gemini function call's thought signature) must
 survive a round trip through the client's format, which may have no field for it.
 Every format has a field for an opaque string, so :class:`Carrier` packs what the
-client cannot hold natively into one (``sf1_`` + URL-safe base64 of the JSON):
+client cannot hold natively into one (``sf1_`` + a MAC + URL-safe base64 of the
+JSON), signed so a client cannot forge what its own format cannot express:
 
 * a thinking item whose fidelity is more than one signature (OpenRouter's
   ``reasoning_details``...) -> ``fidelity={"signature": <token>}``; a bare
@@ -20,16 +21,28 @@ The client sends these back verbatim (that is what it does with signatures, opaq
 reasoning and call ids); :func:`restore` unpacks them in the parsed request, so the
 upstream gets byte for byte what it sent. Nothing is packed when client and
 upstream speak the same dialect.
+
+Tokens are authenticated with HMAC-SHA256 (truncated to 128 bits) under the
+gateway's carry key (``create_app(carry_key=...)``, ``streamflow gateway
+--carry-key-env NAME``). Without one a random key is made per process (a warning
+is logged): tokens then do not survive a restart nor span instances. A token
+with the prefix whose MAC does not match (forged, truncated, another key's) is a
+:class:`~streamflow.errors.ProtocolError`, which the gateway answers with a 400.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import json
+import logging
+import secrets
 from dataclasses import replace
 from typing import Any
 
+from ..errors import ProtocolError
 from ..events import (
     ContentItem,
     InlineThinkingItem,
@@ -40,28 +53,56 @@ from ..events import (
 )
 from ..providers.request import ChatRequest, ToolResultPart
 
-__all__ = ["Carrier", "pack", "restore", "unpack"]
+__all__ = ["Carrier", "pack", "process_key", "restore", "unpack"]
 
 PREFIX = "sf1_"
 ID_MARK = "__" + PREFIX
 _BARE = frozenset({"signature", "thought_signature"})
+_MAC_CHARS = 22  # 16 bytes of HMAC-SHA256, URL-safe base64 without padding
+
+log = logging.getLogger("streamflow.gateway")
+_process_key: bytes | None = None
 
 
-def pack(value: Any) -> str:
-    """``value`` (JSON) as an opaque token of ``[A-Za-z0-9_-]``."""
+def process_key() -> bytes:
+    """This process's random carry key, made (with a warning) on first use."""
+    global _process_key
+    if _process_key is None:
+        _process_key = secrets.token_bytes(32)
+        log.warning("no carry key configured: replay-state tokens are signed with a random "
+                    "per-process key; they do not survive a restart or span instances "
+                    "(set one with --carry-key-env / create_app(carry_key=...))")
+    return _process_key
+
+
+def _mac(key: bytes, body: str) -> str:
+    digest = hmac.new(key, body.encode("ascii"), hashlib.sha256).digest()[:16]
+    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+
+def pack(value: Any, key: bytes | None = None) -> str:
+    """``value`` (JSON) as a signed opaque token of ``[A-Za-z0-9_-]``."""
     raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-    return PREFIX + base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+    body = base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+    return PREFIX + _mac(key or process_key(), body) + body
 
 
-def unpack(token: str) -> Any:
-    """The value of a :func:`pack` token, or ``None`` when ``token`` is not one."""
+def unpack(token: str, key: bytes | None = None) -> Any:
+    """The value of a :func:`pack` token, or ``None`` when ``token`` is not one.
+
+    A token with the prefix that is not authentic under ``key`` raises
+    ``ProtocolError`` (see the module doc).
+    """
     if not token.startswith(PREFIX):
         return None
-    body = token[len(PREFIX):]
+    mac, body = token[len(PREFIX):len(PREFIX) + _MAC_CHARS], token[len(PREFIX) + _MAC_CHARS:]
+    if not token.isascii() or not hmac.compare_digest(mac, _mac(key or process_key(), body)):
+        raise ProtocolError("a replay-state token the gateway did not sign (forged, "
+                            "truncated or from another gateway key): send back what it sent")
     try:
         return json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-    except (binascii.Error, ValueError):
-        return None
+    except (binascii.Error, ValueError):  # signed by us, so never: refuse all the same
+        raise ProtocolError("a replay-state token that does not decode") from None
 
 
 def _bare(fidelity: JSONDict) -> bool:
@@ -72,10 +113,11 @@ def _bare(fidelity: JSONDict) -> bool:
 class Carrier:
     """Rewrites the events of one upstream stream for a client of another dialect."""
 
-    __slots__ = ("active", "wrap_bare", "_call_id")
+    __slots__ = ("active", "key", "wrap_bare", "_call_id")
 
-    def __init__(self, client: str, upstream: str) -> None:
+    def __init__(self, client: str, upstream: str, key: bytes | None = None) -> None:
         self.active = client != upstream
+        self.key = (key or process_key()) if self.active else b""
         # A Responses client gets a signature back as a reasoning item's
         # encrypted_content: packed, it is known for a signature on the way back.
         self.wrap_bare = client == "openai-responses"
@@ -96,30 +138,31 @@ class Carrier:
             return self._call(item)
         if isinstance(item, ThinkingItem):
             if fidelity and (self.wrap_bare or not _bare(fidelity)):
-                return replace(item, fidelity={"signature": pack({"f": fidelity})})
+                return replace(item, fidelity={"signature": pack({"f": fidelity}, self.key)})
             item_id = (item.provider or {}).get("item_id")
             if not fidelity and item_id:  # a Responses summary: signed with its item id
-                return replace(item, fidelity={"signature": pack({"p": {"item_id": item_id}})})
+                token = pack({"p": {"item_id": item_id}}, self.key)
+                return replace(item, fidelity={"signature": token})
             return item
         if not fidelity:
             return item
         if isinstance(item, InlineThinkingItem):
-            token = pack({"f": fidelity, "d": item.data.decode("utf-8", "replace")})
+            token = pack({"f": fidelity, "d": item.data.decode("utf-8", "replace")}, self.key)
             return replace(item, data=token.encode(), fidelity=None)
         return item
 
     def _call(self, item: ToolCallItem) -> ToolCallItem:
         done = item.type == "tool_call.done"
         if item.tool_call_id and not done:
-            self._call_id = _packed_id(item)
+            self._call_id = _packed_id(item, self.key)
             return replace(item, tool_call_id=self._call_id, fidelity=None)
         if done:  # the id the client saw on the first fragment (fidelity known by then)
-            call_id, self._call_id = self._call_id or _packed_id(item), ""
+            call_id, self._call_id = self._call_id or _packed_id(item, self.key), ""
             return replace(item, tool_call_id=call_id, fidelity=None)
         return replace(item, fidelity=None) if item.fidelity else item
 
 
-def _packed_id(item: ToolCallItem) -> str:
+def _packed_id(item: ToolCallItem, key: bytes) -> str:
     """``<id>__sf1_<token>`` when the call has fidelity or a made-up id, else the id."""
     state: JSONDict = {}
     if item.fidelity:
@@ -128,15 +171,15 @@ def _packed_id(item: ToolCallItem) -> str:
         state["s"] = True
     if not state:
         return item.tool_call_id
-    return item.tool_call_id + ID_MARK + pack(state)[len(PREFIX):]
+    return item.tool_call_id + ID_MARK + pack(state, key)[len(PREFIX):]
 
 
-def _call_id(value: str) -> tuple[str, JSONDict | None]:
+def _call_id(value: str, key: bytes | None) -> tuple[str, JSONDict | None]:
     """``(id, state)`` of a packed call id (``state`` is ``None`` for a plain id)."""
     base, mark, token = value.partition(ID_MARK)
     if not mark:
         return value, None
-    state = unpack(PREFIX + token)
+    state = unpack(PREFIX + token, key)
     return (base, state) if isinstance(state, dict) else (value, None)
 
 
@@ -158,26 +201,29 @@ def _signed(parts: list[Any], n: int, value: JSONDict) -> Any:
     return ThinkingItem("thinking.done", "", fidelity, extra or None)
 
 
-def restore(request: ChatRequest) -> ChatRequest:
-    """Unpack the tokens :class:`Carrier` wrote, in the parts of a parsed request (in place)."""
+def restore(request: ChatRequest, key: bytes | None = None) -> ChatRequest:
+    """Unpack the tokens :class:`Carrier` wrote, in the parts of a parsed request (in place).
+
+    A token not signed with ``key`` raises ``ProtocolError`` (see the module doc).
+    """
     for turn in request.turns:
         for n, part in enumerate(turn.parts):
             if isinstance(part, ToolCallItem):
-                call_id, state = _call_id(part.tool_call_id)
+                call_id, state = _call_id(part.tool_call_id, key)
                 if state is not None:
                     provider = {**(part.provider or {}), "synthetic_id": True} \
                         if state.get("s") else part.provider
                     turn.parts[n] = replace(part, tool_call_id=call_id,
                                             fidelity=state.get("f"), provider=provider)
             elif isinstance(part, ToolResultPart):
-                part.tool_call_id = _call_id(part.tool_call_id)[0]
+                part.tool_call_id = _call_id(part.tool_call_id, key)[0]
             elif isinstance(part, ThinkingItem):
-                value = unpack(str((part.fidelity or {}).get("signature") or ""))
+                value = unpack(str((part.fidelity or {}).get("signature") or ""), key)
                 if isinstance(value, dict):
                     provider = {**(part.provider or {}), **(value.get("p") or {})} or None
                     turn.parts[n] = replace(part, fidelity=value.get("f"), provider=provider)
             elif isinstance(part, InlineThinkingItem):
-                value = unpack(part.data.decode("utf-8", "replace"))
+                value = unpack(part.data.decode("utf-8", "replace"), key)
                 if isinstance(value, dict) and "d" in value:
                     turn.parts[n] = replace(part, data=str(value["d"]).encode(),
                                             fidelity=value.get("f"))

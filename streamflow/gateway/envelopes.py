@@ -9,9 +9,18 @@ none map to 400 (bad request), 502 (upstream unreachable or broken) or 504
 (timeout). The envelope itself is the client dialect's (``error_body`` of its
 request format in the registry). A failure after the answer started is the
 encoder's in-band error event.
+
+What the upstream said is kept, made safe for the client first (:func:`client_words`):
+HTML tags stripped, whitespace collapsed, bounded to :data:`MAX_MESSAGE` characters,
+and any URL (the upstream's included) replaced by ``<upstream>``; the gateway logs
+the full error. A :class:`ClientError` (a request the gateway itself refuses)
+carries its own 4xx status.
 """
 
 from __future__ import annotations
+
+import html
+import re
 
 from ..dialects import get_request
 from ..dialects.request_base import ErrorInfo
@@ -24,11 +33,36 @@ from ..errors import (
 )
 from ..events import JSONDict
 
-__all__ = ["error_response", "status_of"]
+__all__ = ["MAX_MESSAGE", "ClientError", "client_words", "error_response", "status_of"]
+
+MAX_MESSAGE = 1000
+"""The longest upstream message passed on to a client, in characters."""
+
+_TAG = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+", re.IGNORECASE)
+
+
+class ClientError(ProtocolError):
+    """A client's request the gateway refuses, with its HTTP status (a 4xx)."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def client_words(text: str) -> str:
+    """``text`` as a client may see it: no markup, no URL, bounded (see the module doc)."""
+    if "<" in text:
+        text = html.unescape(_TAG.sub(" ", text))
+    text = " ".join(_URL.sub("<upstream>", text).split())
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "…"
+
 
 def status_of(error: StreamflowError, *, client_side: bool = False) -> int:
     """The HTTP status to answer ``error`` with (``client_side``: the client's request was bad)."""
     if isinstance(error, HTTPStatusError):
+        return error.status
+    if isinstance(error, ClientError):
         return error.status
     if client_side:
         return 400
@@ -52,15 +86,17 @@ def _upstream_words(error: HTTPStatusError) -> str:
     return error.message.split(": ", 1)[-1]
 
 
-def error_response(dialect: str, error: StreamflowError, *,
-                   client_side: bool = False) -> tuple[int, JSONDict]:
-    """``(status, body)`` of ``error`` in ``dialect``'s error envelope."""
-    status = status_of(error, client_side=client_side)
+def error_response(dialect: str, error: StreamflowError, *, client_side: bool = False,
+                   status: int | None = None) -> tuple[int, JSONDict]:
+    """``(status, body)`` of ``error`` in ``dialect``'s error envelope (``status``: forced)."""
+    status = status or status_of(error, client_side=client_side)
     message = error.message
     if isinstance(error, HTTPStatusError):
         message = _upstream_words(error)
     if isinstance(error, ProtocolError) and not client_side:
         message = f"upstream answer could not be read: {message}"
+    if not client_side:
+        message = client_words(message) or f"the upstream failed with status {status}"
     kind = error.type if isinstance(error, ProviderError) and error.type else None
     code = error.code if isinstance(error, ProviderError) else None
     return status, get_request(dialect).error_body(ErrorInfo(status, message, kind, code))

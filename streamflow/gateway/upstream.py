@@ -26,6 +26,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..providers import HTTPRequest
 from ..providers.request import ChatRequest
 from ..sources.http import AsyncHTTPSource
+from .envelopes import ClientError
 
 __all__ = ["Upstream", "client_key"]
 
@@ -80,6 +81,8 @@ class Upstream:
         if self.model:
             chat.model = self.model
         key = self.api_key or client_key(client_headers)
+        if key is not None and not (key.isascii() and key.isprintable()):
+            raise ClientError("the API key holds characters an HTTP header cannot carry", 401)
         return get_request(self.dialect).http_request(self.url, chat, api_key=key,
                                                       headers=self.headers)
 

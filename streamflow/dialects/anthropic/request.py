@@ -142,7 +142,7 @@ def _tool_choice(choice: JSONDict) -> ToolChoice:
     if kind == "tool":
         return ToolChoice("tool", str(need(choice, "name", "tool_choice")), parallel)
     modes = {"auto": "auto", "any": "required", "none": "none"}
-    if kind not in modes:
+    if not isinstance(kind, str) or kind not in modes:
         raise ProtocolError("tool_choice.type must be 'auto', 'any', 'tool' or 'none', "
                             f"not {shown(kind)}")
     return ToolChoice(modes[kind], None, parallel)  # type: ignore[arg-type]

@@ -75,6 +75,8 @@ def parse(body: Any) -> ChatRequest:
     """A Chat Completions request body as a :class:`ChatRequest`."""
     body = obj(body, "request")
     options = body.get("stream_options")
+    if options is not None:
+        obj(options, "stream_options")
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
     request = ChatRequest(model=str(body.get("model") or ""), source="openai-chat",
                           max_tokens=opt_int(max_tokens, "max_tokens"),
@@ -189,8 +191,8 @@ def _thinking(body: JSONDict) -> Thinking | None:
     if isinstance(reasoning, dict) and reasoning.get("enabled", True) is not False \
             and (reasoning.get("effort") or reasoning.get("max_tokens")):
         return Thinking(opt_int(reasoning.get("max_tokens"), "reasoning.max_tokens"),
-                        reasoning.get("effort"))
-    effort = body.get("reasoning_effort")
+                        opt_str(reasoning.get("effort"), "reasoning.effort"))
+    effort = opt_str(body.get("reasoning_effort"), "reasoning_effort")
     if isinstance(effort, str) and effort != "none":
         return Thinking(None, effort)
     return None

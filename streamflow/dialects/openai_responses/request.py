@@ -120,7 +120,7 @@ def parse(body: Any) -> ChatRequest:
     request.tool_choice = _tool_choice(body.get("tool_choice"), body.get("parallel_tool_calls"))
     reasoning = body.get("reasoning")
     if isinstance(reasoning, dict) and reasoning.get("effort") not in (None, "none"):
-        request.thinking = Thinking(None, str(reasoning["effort"]))
+        request.thinking = Thinking(None, opt_str(reasoning["effort"], "reasoning.effort"))
     request.extra = {k: v for k, v in body.items() if k not in _KNOWN}
     if other_tools:
         request.extra["other_tools"] = other_tools

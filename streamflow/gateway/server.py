@@ -1,0 +1,86 @@
+"""The uvicorn server ``streamflow gateway`` starts, with the timeouts and caps of a network edge.
+
+uvicorn covers, as configured by :func:`server_config`: the keep-alive timeout
+between requests (``timeout_keep_alive``), a cap on concurrent connections and
+tasks (``limit_concurrency``, answered 503 over it) and the size of a request's
+head (``h11_max_incomplete_event_size``: request line plus headers, refused with
+400 over it). uvicorn has no timeout on reading a request's headers, so a client
+sending them a byte at a time holds its connection forever (slowloris):
+:class:`HeaderTimeoutH11Protocol` closes a connection whose request head is not
+complete within ``header_timeout`` seconds of the connection opening or of the
+previous response ending. The body's read timeout is the app's
+(:attr:`~streamflow.gateway.limits.GatewayLimits.body_timeout`, a 408).
+
+An app mounted in your own server gets the app-level limits only; set the
+equivalent server options there (see ``docs/SECURITY.md``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["DEFAULT_SERVER_LIMITS", "HeaderTimeoutH11Protocol", "ServerLimits", "server_config"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLimits:
+    """What the server bounds: seconds to receive a request head, seconds a kept-alive
+    connection may idle, concurrent connections, and bytes of a request head."""
+
+    header_timeout: float = 10.0
+    keep_alive_timeout: float = 5.0
+    max_connections: int = 1000
+    max_header_bytes: int = 64 * 1024
+
+
+DEFAULT_SERVER_LIMITS = ServerLimits()
+
+
+class HeaderTimeoutH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, closing a connection whose request head is too slow."""
+
+    header_timeout: float = DEFAULT_SERVER_LIMITS.header_timeout
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_header_timer()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm_header_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_header_timer()
+        super().connection_lost(exc)
+
+    def _arm_header_timer(self) -> None:
+        self._disarm_header_timer()
+        if not self.transport.is_closing():
+            self._header_timer: asyncio.TimerHandle | None = self.loop.call_later(
+                self.header_timeout, self._header_timed_out)
+
+    def _disarm_header_timer(self) -> None:
+        timer = getattr(self, "_header_timer", None)
+        if timer is not None:
+            timer.cancel()
+            self._header_timer = None
+
+    def _header_timed_out(self) -> None:
+        """Close the connection unless a request's head arrived since the timer started."""
+        self._header_timer = None
+        waiting = self.cycle is None or self.cycle.response_complete
+        if waiting and not self.transport.is_closing():
+            self.transport.close()
+
+
+def server_config(limits: ServerLimits = DEFAULT_SERVER_LIMITS) -> dict[str, Any]:
+    """Keyword arguments for ``uvicorn.run``/``uvicorn.Config`` enforcing ``limits``."""
+    protocol = type("GatewayH11Protocol", (HeaderTimeoutH11Protocol,),
+                    {"header_timeout": limits.header_timeout})
+    return {"http": protocol, "timeout_keep_alive": limits.keep_alive_timeout,
+            "limit_concurrency": limits.max_connections,
+            "h11_max_incomplete_event_size": limits.max_header_bytes}

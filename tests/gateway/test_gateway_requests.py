@@ -52,16 +52,15 @@ async def test_an_option_the_upstream_cannot_carry_is_each_sdks_bad_request(
     async with ReplayServer({PATHS["anthropic"]: Route.from_body(first)}) as server, \
             gateway(server.url, "anthropic") as url:
         with pytest.raises(openai.BadRequestError) as chat:
-            await _chat(url, response_format={"type": "json_object"})
+            await _chat(url, seed=7)
         client = openai_client(url)
         with pytest.raises(openai.BadRequestError) as responses:
-            await client.responses.create(model="m", input="hi",
-                                          text={"format": {"type": "json_object"}})
+            await client.responses.create(model="m", input="hi", metadata={"team": "x"})
         await client.close()
         hits = len(server.hits)
     assert hits == 0  # refused before anything went upstream
-    assert "response_format" in chat.value.message and "anthropic" in chat.value.message
-    assert "text.format" in responses.value.message
+    assert "seed" in chat.value.message and "anthropic" in chat.value.message
+    assert "metadata" in responses.value.message
 
 
 async def test_stop_sequences_towards_responses_are_refused_for_the_anthropic_sdk(

@@ -20,7 +20,7 @@ import argparse
 import hashlib
 import json
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from livecases import CASES, Case  # noqa: E402
+from livecases import CASES, Case
 
 OUT = Path(__file__).resolve().parent.parent / "data" / "live"
 
@@ -70,7 +70,7 @@ def record(client: httpx.Client, url: str, case: Case, facts: dict[str, Any],
         "request": json.loads(content) if case.raw is None else content.decode(),
         "status": response.status_code,
         "headers": dict(response.headers.items()),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "note": case.note,
     }
     (out / (case.file + ".meta")).write_text(json.dumps(meta, indent=1) + "\n")

@@ -56,7 +56,8 @@ def _turns(prompt: str, prefill: str | None) -> list[dict[str, Any]]:
 def _options(client: str, prompt: str, max_tokens: int, tools: bool,
              prefill: str | None) -> dict[str, Any]:
     if client == "anthropic":
-        out: dict[str, Any] = {"model": MODEL, "max_tokens": max_tokens, "temperature": 0,
+        out: dict[str, Any] = {"model": MODEL, "max_tokens": max_tokens,
+                               "extra_body": {"temperature": 0},  # no parameter in SDK 2.x
                                "messages": _turns(prompt, prefill)}
         if tools:
             out["tools"] = [{"name": WEATHER["name"], "description": WEATHER["description"],

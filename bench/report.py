@@ -23,7 +23,7 @@ def _cpu_model() -> str:
 
 def _version(name: str) -> str:
     try:
-        return metadata.version(name)
+        return metadata.version("streamflow-llm" if name == "streamflow" else name)
     except metadata.PackageNotFoundError:
         return "-"
 

@@ -1,7 +1,7 @@
 """Cancel a stream with Ctrl-C: the connection closes and the server sees it go.
 
-Streams a long answer slowly from the replay server. Press Ctrl-C (or wait
-``--seconds``): ``run()`` is cancelled, which disposes the subscription, cancels
+Streams a long answer slowly from the replay server. After ``--seconds`` (default
+3), or when you press Ctrl-C first, ``run()`` is cancelled, which disposes the subscription, cancels
 the reader task and closes the HTTP response -- the only signal a provider sees.
 """
 
@@ -22,7 +22,7 @@ async def main(seconds: float) -> None:
     def show(event: streamflow.UniEvent) -> None:
         if event.event_type == "delta" and event.content_items[0].type == "text.delta":
             if not started.is_set():
-                print("streaming... (Ctrl-C to stop)", flush=True)
+                print(f"streaming... (stops after {seconds:g} s, or Ctrl-C)", flush=True)
                 started.set()
             print(event.content_items[0].text, end="", flush=True)
 
@@ -45,7 +45,7 @@ async def main(seconds: float) -> None:
 
 
 if __name__ == "__main__":
-    seconds = float(sys.argv[sys.argv.index("--seconds") + 1]) if "--seconds" in sys.argv else 60
+    seconds = float(sys.argv[sys.argv.index("--seconds") + 1]) if "--seconds" in sys.argv else 3
     try:
         anyio.run(main, seconds)
     except KeyboardInterrupt:

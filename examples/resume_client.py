@@ -6,9 +6,10 @@ Usage (two ``examples/resumable_chat.py`` instances sharing one Redis; see READM
     python examples/resume_client.py http://127.0.0.1:8001 http://127.0.0.1:8002
 
 The first connection starts the answer (``POST /chat/{id}``) and leaves after a few
-events, noting ``last_event_id`` (the Redis entry id of the last event it got); the
-second asks the *other* instance for the rest (``GET /chat/{id}/stream`` with
-``Last-Event-ID``). The events of the two connections together are the whole answer,
+events, noting ``last_event_id`` (the Redis entry id of the last event it got) and
+the chat's resume token (the ``x-resume-token`` response header); the second asks
+the *other* instance for the rest (``GET /chat/{id}/stream`` with ``Last-Event-ID``
+and the token). The events of the two connections together are the whole answer,
 each exactly once -- checked against a direct decode of the same recording.
 """
 
@@ -43,7 +44,13 @@ def wait_until_up(*urls: str, timeout: float = 60.0) -> None:
 async def main(first: str, second: str, leave_after: int = 5) -> None:
     chat = uuid.uuid4().hex[:8]
     got: list[streamflow.UniEvent] = []
-    async with httpx.AsyncClient(timeout=30) as http:
+    tokens: list[str] = []
+
+    async def keep_token(response: httpx.Response) -> None:
+        if "x-resume-token" in response.headers:
+            tokens.append(response.headers["x-resume-token"])
+
+    async with httpx.AsyncClient(timeout=30, event_hooks={"response": [keep_token]}) as http:
         start = http.build_request("POST", f"{first}/chat/{chat}")
         async with streamflow.stream(from_httpx(http, start)) as s:
             async for event in s:
@@ -53,7 +60,8 @@ async def main(first: str, second: str, leave_after: int = 5) -> None:
         last = s.last_event_id
         print(f"instance 1: {len(got)} events, then hung up after event id {last}")
         rest = http.build_request("GET", f"{second}/chat/{chat}/stream",
-                                  headers={"Last-Event-ID": last or ""})
+                                  headers={"Last-Event-ID": last or "",
+                                           "x-resume-token": tokens[-1]})
         async with streamflow.stream(from_httpx(http, rest)) as s:
             more = [event async for event in s]
         print(f"instance 2: {len(more)} more events, from right after {last}")

@@ -24,6 +24,7 @@ from .errors import (
     HTTPStatusError,
     IncompleteStreamError,
     LimitExceededError,
+    OutputValidationError,
     ProtocolError,
     ProviderError,
     SinkError,
@@ -47,6 +48,7 @@ from .limits import Limits
 from .message import Assembler, Message
 
 if TYPE_CHECKING:  # loaded lazily at run time (see _LAZY below); typed for mypy and editors
+    from ._scope import scope
     from .agent import Agent, AgentResult
     from .operators.on_error import StreamFailure, StreamRestart
     from .operators.pipeline import pipeline
@@ -55,7 +57,6 @@ if TYPE_CHECKING:  # loaded lazily at run time (see _LAZY below); typed for mypy
     from .sinks.recorder import Recorder
     from .sinks.render import RenderSink
     from .sinks.tools import ToolDispatchSink
-    from .sources.bridge import scope
     from .streaming import Stream, SyncStream, stream, stream_sync
     from .tools import ToolRegistry
 
@@ -77,6 +78,7 @@ __all__ = [
     "InlineDataItem",
     "InlineThinkingItem",
     "LimitExceededError",
+    "OutputValidationError",
     "Limits",
     "LogSink",
     "Message",
@@ -118,7 +120,7 @@ _LAZY: dict[str, str] = {
     "pipeline": "streamflow.operators.pipeline",
     "run": "streamflow.runtime",
     "run_sync": "streamflow.runtime",
-    "scope": "streamflow.sources.bridge",
+    "scope": "streamflow._scope",
     "StreamFailure": "streamflow.operators.on_error",
     "StreamRestart": "streamflow.operators.on_error",
     "stream": "streamflow.streaming",

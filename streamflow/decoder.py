@@ -3,7 +3,8 @@
 :class:`StreamDecoder` is the only code that frames, sniffs the framing and the
 dialect, decodes, ignores what follows ``stop`` and raises. Everything else wraps
 it: :func:`assemble` (a loop over ``feed``), the ``pipeline``, ``frame`` and
-``normalize`` operators and ``run()``/``run_sync()`` (an ``emit`` callback each).
+``normalize`` operators and ``run()``'s :class:`~streamflow.runtime.Run` (an ``emit``
+callback each, given when the decoder is built: ``run()``'s emits straight to its fan-out).
 
 The outcome rule (seed 001): a stream ends with ``stop`` or with an exception,
 never both. Once the stop event is out, nothing raises: later frames are counted
@@ -14,9 +15,7 @@ line, garbage after an event-stream's last frame are all ignored.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
@@ -30,7 +29,7 @@ from .framing.sse import ServerSentEvent, SSEParser
 from .limits import Limits
 from .message import Message
 
-__all__ = ["StreamDecoder", "assemble", "lend", "lending"]
+__all__ = ["StreamDecoder", "assemble"]
 
 _BOM: Final = b"\xef\xbb\xbf"
 Emit = Callable[[UniEvent], Any]
@@ -256,31 +255,6 @@ class StreamDecoder:
                            f'dialect="auto" detects the format)')
             exc.args = (exc.message,)
         return exc
-
-
-_BORROWER: Final[ContextVar[Callable[[StreamDecoder], None] | None]] = ContextVar(
-    "streamflow_borrower", default=None)
-
-
-@contextmanager
-def lending(borrower: Callable[[StreamDecoder], None]) -> Iterator[None]:
-    """While subscribing: every reactive decoder set up in this block is told to ``borrower``.
-
-    ``run()`` subscribes inside it, so it reads the message the decoder of the
-    pipeline it is handed already assembles instead of assembling a second time.
-    """
-    token = _BORROWER.set(borrower)
-    try:
-        yield
-    finally:
-        _BORROWER.reset(token)
-
-
-def lend(decoder: StreamDecoder) -> None:
-    """Called by the reactive wrappers as they set up: tell the borrower, if any."""
-    borrower = _BORROWER.get()
-    if borrower is not None:
-        borrower(decoder)
 
 
 def assemble(chunks: bytes | Iterable[bytes], dialect: str = "auto", *,

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .dialects import get_encoder
-from .errors import StreamflowError
+from .dialects.encoder import BodyWriter
 from .events import UniEvent
 
 __all__ = ["encode"]
@@ -15,16 +15,11 @@ __all__ = ["encode"]
 def encode(events: Iterable[UniEvent], dialect: str, **flavour: Any) -> Iterator[bytes]:
     """Yield the body bytes of ``events`` in ``dialect`` (a name of ``ENCODERS``), as they arrive.
 
-    ``flavour`` are the encoder's options. When iterating ``events`` raises a
-    :class:`StreamflowError`, the dialect's in-band error event is written last and
-    the error is raised again, so a caller still sees how the stream ended.
+    ``flavour`` are the encoder's options. The body ends as every streamflow body
+    does (:class:`~streamflow.dialects.encoder.BodyWriter`): when iterating ``events``
+    raises a :class:`~streamflow.errors.StreamflowError`, the dialect's in-band error
+    event is written last and the error raised again; events that end without a
+    ``stop`` get the in-band error of an
+    :class:`~streamflow.errors.IncompleteStreamError`, which is then raised.
     """
-    encoder = get_encoder(dialect)(**flavour)
-    try:
-        for event in events:
-            chunk = encoder.feed(event)
-            if chunk:
-                yield chunk
-    except StreamflowError as error:
-        yield encoder.fail(error)
-        raise
+    return BodyWriter(get_encoder(dialect)(**flavour)).body(events)

@@ -22,7 +22,8 @@ delivers before the error so nothing is lost::
     ├── StreamNotFoundError            a stored stream (a Redis key) does not exist
     ├── CancelledStreamError           the consumer cancelled the stream
     ├── NoScopeError                   an async source subscribed outside ``streamflow.scope()``
-    └── SinkError                      a sink raised (the stream itself went to its end)
+    ├── SinkError                      a sink raised (the stream itself went to its end)
+    └── OutputValidationError          structured output that does not validate: raw, errors
 
 When the stream fails *and* sinks raised, ``run()`` raises the stream's error with
 the sink failures listed in its ``sink_errors`` attribute.
@@ -52,6 +53,7 @@ __all__ = [
     "CancelledStreamError",
     "NoScopeError",
     "SinkError",
+    "OutputValidationError",
 ]
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -75,6 +77,9 @@ class StreamflowError(Exception):
         #: UniEvents decoded in the same ``feed`` call before the failure and not yet
         #: returned; streaming consumers deliver them before the error.
         self.events: list[UniEvent] = []
+        #: with ``stream(..., output=T)``: the last partial snapshot of the output
+        #: (``None`` when nothing parsed before the failure).
+        self.partial_output: Any = None
 
     def with_partial(self, partial: Message) -> StreamflowError:
         """Attach the partial message unless one is already set; returns ``self``."""
@@ -258,3 +263,25 @@ class SinkError(StreamflowError):
         names = ", ".join(f"{type(s).__name__}: {e!r}" for s, e in errors)
         super().__init__(f"{len(errors)} sink(s) failed ({names})", partial=partial)
         self.errors = errors
+
+
+class OutputValidationError(StreamflowError):
+    """The structured output did not validate against its type (``stream(..., output=T)``).
+
+    ``raw`` is the output's JSON text as it arrived (fences removed), ``errors`` pydantic's
+    error list (``ValidationError.errors()``, or the JSON schema validator's errors as
+    ``{"type", "loc", "msg"}`` dicts), ``partial_output`` the last partial snapshot and
+    ``partial`` the message.
+    """
+
+    def __init__(self, message: str, *, raw: str, errors: list[dict[str, Any]],
+                 partial: Message | None = None, partial_output: Any = None) -> None:
+        super().__init__(message, partial=partial)
+        self.raw = raw
+        self.errors = errors
+        self.partial_output = partial_output
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out.update(errors=self.errors)
+        return out

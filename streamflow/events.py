@@ -211,6 +211,12 @@ class Usage:
 
     ``cost`` is the provider-reported charge when it reports one (OpenRouter);
     ``provider`` keeps the raw usage object so no counter is lost.
+    ``cache_write_tokens`` counts the prompt tokens written to the provider's cache
+    (Anthropic's ``cache_creation_input_tokens``, Bedrock's ``cacheWriteInputTokens``,
+    OpenRouter's ``prompt_tokens_details.cache_write_tokens``; billed apart from reads);
+    like ``cached_tokens`` (the reads) they are part of ``prompt_tokens``.
+    ``final`` is False on a partial message's usage: the counts the provider reported
+    before the stream was cut (Anthropic's ``message_start``...), not its closing ones.
     """
 
     cached_tokens: int | None = None
@@ -219,16 +225,27 @@ class Usage:
     response_tokens: int | None = None
     cost: float | None = None
     provider: JSONDict | None = None
+    cache_write_tokens: int | None = None
+    final: bool = True
 
     def __init__(self, cached_tokens: int | None = None, prompt_tokens: int | None = None,
                  thoughts_tokens: int | None = None, response_tokens: int | None = None,
-                 cost: float | None = None, provider: JSONDict | None = None) -> None:
+                 cost: float | None = None, provider: JSONDict | None = None,
+                 cache_write_tokens: int | None = None, final: bool = True) -> None:
         self.cached_tokens = cached_tokens
         self.prompt_tokens = prompt_tokens
         self.thoughts_tokens = thoughts_tokens
         self.response_tokens = response_tokens
         self.cost = cost
         self.provider = provider
+        self.cache_write_tokens = cache_write_tokens
+        self.final = final
+
+    def so_far(self) -> Usage:
+        """A copy marked not final: the counts reported before the end of the stream."""
+        return Usage(self.cached_tokens, self.prompt_tokens, self.thoughts_tokens,
+                     self.response_tokens, self.cost, self.provider, self.cache_write_tokens,
+                     False)
 
 
 @dataclass(slots=True)
@@ -332,7 +349,8 @@ def item_from_dict(data: JSONDict) -> ContentItem:
 
 
 def usage_to_dict(usage: Usage | None) -> JSONDict | None:
-    """Usage as JSON: the four seed counters, plus ``cost``/``provider`` when set."""
+    """Usage as JSON: the four seed counters, plus ``cache_write_tokens``/``cost``/
+    ``provider`` when set and ``final: false`` on a partial message's usage."""
     if usage is None:
         return None
     out: JSONDict = {
@@ -341,8 +359,12 @@ def usage_to_dict(usage: Usage | None) -> JSONDict | None:
         "thoughts_tokens": usage.thoughts_tokens,
         "response_tokens": usage.response_tokens,
     }
+    if usage.cache_write_tokens is not None:
+        out["cache_write_tokens"] = usage.cache_write_tokens
     if usage.cost is not None:
         out["cost"] = usage.cost
+    if not usage.final:
+        out["final"] = False
     if usage.provider is not None:
         out["provider"] = usage.provider
     return out

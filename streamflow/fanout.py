@@ -1,8 +1,9 @@
 """``run()``'s fan-out: the one observer of the upstream, feeding every sink in order.
 
-It assembles the message (or reads the one the lent decoder assembles), detaches a sink
-that raised, and turns the stream's end into ``run()``'s outcome (:meth:`FanOut.result`,
-rules in :mod:`streamflow.runtime`). ``stream()``/``stream_sync()`` build one too.
+It assembles the message (or reads the one its run's decoder assembles: the
+:class:`~streamflow.runtime.Run` sets :attr:`FanOut.decoder` when it builds the
+decoder that emits here), detaches a sink that raised, and turns the stream's end
+into ``run()``'s outcome (:meth:`FanOut.result`, rules in :mod:`streamflow.runtime`).
 
 Compiled in the compiled build (every event of ``run()`` passes here): a plain class
 registered as a reactivex observer, calling each sink's bound ``on_next`` it keeps.
@@ -12,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import FunctionType
-from typing import Any, cast
+from typing import Any
 
 import anyio
-from reactivex import Observable, abc
+from reactivex import abc
 
-from .decoder import StreamDecoder, lending
+from .decoder import StreamDecoder
 from .errors import CancelledStreamError, StreamflowError
 from .events import UniEvent
 from .message import Assembler, Message
@@ -48,7 +49,7 @@ class FanOut:
 
     def __init__(self, sinks: tuple[Any, ...]) -> None:
         self.assembler = Assembler()
-        self.decoder: StreamDecoder | None = None  # lent by the pipeline run() subscribes
+        self.decoder: StreamDecoder | None = None  # the run's own, emitting here (it assembles)
         self.feeders: list[AsyncSinkFeeder] = []
         self.targets: list[Any] = []
         self.nexts: list[Callable[[Any], object]] = []  # each target's on_next, bound once
@@ -67,10 +68,8 @@ class FanOut:
         self.error: Exception | None = None
         self.converted: StreamFailure | None = None
         self.finished = False
-        self.seen = False  # a UniEvent of the current attempt went by
         self.foreign: str | None = None  # the type of the first item that is no UniEvent
         self.done: anyio.Event | None = None
-        self.front = False  # the decoder is run()'s front's own (it emits straight here)
 
     def add(self, target: Any) -> None:
         """Feed ``target`` (an observer) too, after the others."""
@@ -90,13 +89,11 @@ class FanOut:
         if self.finished:
             return
         if type(value) is UniEvent:
-            self.seen = True
-            if self.decoder is None:  # else the decoder's emitter already assembles
+            if self.decoder is None:  # else the run's decoder already assembles it
                 self.assembler.feed(value)
         elif isinstance(value, StreamRestart):
             self.assembler = Assembler()
-            self.decoder = None  # the restarted stream is assembled here (or lent again)
-            self.seen = False
+            self.decoder = None  # the restarted stream is assembled here
         elif isinstance(value, StreamFailure):
             self.converted = value
         elif self.foreign is None:  # a Block of group_by_block()...: sinks may want it
@@ -133,32 +130,8 @@ class FanOut:
 
     @property
     def message(self) -> Message:
-        """The message so far: the lent decoder's, else assembled here."""
+        """The message so far: the run's decoder's, else assembled here."""
         return self.decoder.partial if self.decoder is not None else self.assembler.message
-
-    def adopt(self, decoder: StreamDecoder) -> None:
-        """Use the lent decoder's own assembled state (one assembly per stream, not two).
-
-        Only before the first event of an attempt: a retry re-subscribes the pipeline,
-        which lends its new decoder; a pipeline some sink runs once events flow (a task
-        that inherited run's context) is not this stream's and is ignored. So is any
-        decoder upstream of the front's own (:meth:`adopt_front`).
-        """
-        if not self.seen and not self.front:
-            self.decoder = decoder
-
-    def subscribe_to(self, source: Observable[Any]) -> abc.DisposableBase:
-        """Subscribe to ``source`` (run's front), adopting what a pipeline in it lends."""
-        with lending(self.adopt):
-            return source.subscribe(cast(abc.ObserverBase[Any], self))
-
-    def adopt_front(self, decoder: StreamDecoder) -> None:
-        """The decoder of run()'s front (a byte source, or the ``pipeline()`` run was
-        given): this stream's for sure, so it emits here directly (this observer
-        ignores what comes after its end, as the hop it skips would)."""
-        self.front = True
-        self.decoder = decoder
-        decoder.emit = self.on_next
 
     def result(self) -> Message:
         """The message, or the error the module doc describes."""

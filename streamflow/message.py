@@ -13,7 +13,6 @@ from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
-from .errors import ProtocolError
 from .events import (
     ContentItem,
     FinishReason,
@@ -23,12 +22,13 @@ from .events import (
     ToolCallItem,
     UniEvent,
     Usage,
+    is_done,
     item_to_dict,
     join_fragments,
     kind_and_value,
     usage_to_dict,
 )
-from .grammar import IDLE, STOP, STOPPED, step, symbol
+from .grammar import IDLE, STOP, STOPPED, items_refusal, step, symbol
 
 __all__ = ["PACK", "Assembler", "Message", "append_packed"]
 
@@ -171,6 +171,10 @@ class Assembler:
         self._usage = usage
         self._finish = finish_reason
 
+    def counted(self, usage: Usage) -> None:
+        """Usage known before ``stop`` (a partial message shows it; ``stop`` replaces it)."""
+        self._usage = usage
+
     def compact(self) -> str:
         """Join the open group's text fragments into one (the partial message is unchanged)."""
         text = "".join(self.fragments)
@@ -186,8 +190,8 @@ class Assembler:
     def fragment(self, item: ContentItem, kind: str, value: Any, created_at: int) -> None:
         """Take the ``K.delta`` ``item`` of ``kind`` whose growing field is ``value`` (the
         writer's path: the writer read both with :func:`~streamflow.events.kind_and_value`)."""
-        if self.open_kind == kind:  # the (OPEN, DELTA) self-loop
-            self.append_fragment(value)
+        if self.open_kind == kind:  # grammar.GROWS, the (OPEN, DELTA) self-loop: no step
+            self._loose = append_packed(self.fragments, value, self._loose)
             return
         self.state = step(self.state, symbol(kind, False, self.open_kind),
                           what=item.type, kind=kind, open_kind=self.open_kind)
@@ -200,42 +204,37 @@ class Assembler:
 
     def feed(self, event: UniEvent) -> None:
         """Take the next event of the stream (a rejected event changes nothing)."""
-        open_kind = self.open_kind
+        items = event.content_items
         if event.event_type == "stop":
-            if event.content_items and self.state is not STOPPED:
-                raise ProtocolError("stop event carries items")
-            nxt = step(self.state, STOP, what="stop", open_kind=open_kind)
+            if items and self.state is not STOPPED:
+                raise items_refusal("stop", len(items))
+            nxt = step(self.state, STOP, what="stop", open_kind=self.open_kind)
+            self._usage = event.usage_metadata
+            self._finish = event.finish_reason
             item = None
         else:
-            items = event.content_items
             if len(items) != 1:
-                raise ProtocolError(f"delta event with {len(items)} items")
+                raise items_refusal("delta", len(items))
             item = items[0]
             kind, value = kind_and_value(item)
-            done = item.type.endswith(".done")
-            nxt = step(self.state, symbol(kind, done, open_kind), what=item.type, kind=kind,
-                       open_kind=open_kind)
+            if not is_done(item):  # a fragment: the one path that takes it (the self-loop)
+                self.fragment(item, kind, value, event.created_at)
+                if event.provider:
+                    self._meta.update(event.provider)
+                return
+            nxt = step(self.state, symbol(kind, True, self.open_kind), what=item.type,
+                       kind=kind, open_kind=self.open_kind)
         if self._created is None:
             self._created = event.created_at
         if event.provider:
             self._meta.update(event.provider)
         self.state = nxt
-        if item is None:
-            self._usage = event.usage_metadata
-            self._finish = event.finish_reason
-        elif nxt is IDLE:
+        if item is not None:  # (OPEN, DONE): the group's item, closed
             self._items.append(item)
             self.open_item = None
             self.open_kind = None
             self.fragments = []
             self._loose = 0
-        elif self.open_item is None:
-            self.open_item = item
-            self.open_kind = kind
-            self.fragments = [value]
-            self._loose = 1
-        else:
-            self.append_fragment(value)
 
     @property
     def message(self) -> Message:

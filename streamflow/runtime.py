@@ -31,87 +31,191 @@ Outcome:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import inspect
+from collections.abc import Sequence
+from typing import Any, cast
 
 import anyio
 from reactivex import Observable, abc
 
-from .decoder import StreamDecoder
+from ._scope import Scope, scope
+from .decoder import Emit, StreamDecoder
 from .errors import CancelledStreamError
 from .fanout import FanOut
 from .limits import Limits
 from .message import Message
-from .operators import Handlers, Operator, stateful
-from .operators.pipeline import DecodedObservable, subscribe_decoder
+from .operators import Handlers
+from .operators._base import subscriber
+from .operators.from_async import from_async
+from .operators.pipeline import DecodedObservable, decoder_handlers
 from .sinks.base import AsyncSink
-from .sources.bridge import scope
 from .sources.coerce import as_source
 
-__all__ = ["as_events", "run", "run_sync"]
+__all__ = ["Run", "run", "run_sync"]
 
 
-def as_events(dialect: str = "auto", framing: str | None = None, limits: Limits | None = None,
-              *, lend_to: Callable[[StreamDecoder], None] | None = None,
-              **options: Any) -> Operator[Any, Any]:
-    """Decode ``bytes`` items like ``pipeline()``; pass anything else through (run's front).
+class Run:
+    """One run of ``source`` into ``sinks``: THE object ``run``, ``run_sync``, ``stream``,
+    ``stream_sync`` and ``Agent`` drive.
 
-    ``lend_to`` is handed the decoder of a byte stream (``run()`` reads its message).
+    It owns the fan-out (:attr:`fan`), starts the AsyncSinks' feeders in the scope it
+    is given, builds the decoder of a byte source itself -- emitting straight to the
+    fan-out, which reads the message that decoder assembles (one assembly, no hop) --
+    and turns the stream's end into the outcome (the module doc's rules).
+    ``pipeline()`` handed as ``source`` is unwrapped: its bytes are decoded here.
     """
 
-    def setup(observer: abc.ObserverBase[Any]) -> Handlers:
-        handlers: Handlers | None = None
-        decided = False
+    def __init__(self, source: Any, sinks: tuple[Any, ...] = (), *, dialect: str = "auto",
+                 framing: str | None = None, limits: Limits | None = None,
+                 options: dict[str, Any] | None = None, caller: str = "run()",
+                 transforms: Sequence[Any] = ()) -> None:
+        self.source: Observable[Any] = as_source(source, caller=caller)
+        self.fan = FanOut(sinks)
+        self.transforms = [as_operator(t) for t in transforms]
+        self._decoder: StreamDecoder | None = None
+        self.dialect, self.framing, self.limits = dialect, framing, limits
+        self.options = options or {}
+        self.subscription: abc.DisposableBase | None = None
+        self.outcome: Message | BaseException | None = None
 
-        def make() -> Handlers:
-            return subscribe_decoder(observer, dialect, framing, limits, options,
-                                     lend_to=lend_to)
+    @property
+    def decoder(self) -> StreamDecoder | None:
+        """The decoder of a byte source, once built (``None`` for a stream of UniEvents)."""
+        return self._decoder
 
-        def on_next(item: Any) -> None:
-            nonlocal handlers, decided
-            if not decided:
-                decided = True
-                if isinstance(item, (bytes, bytearray, memoryview)):
+    def make_decoder(self, dialect: str, framing: str | None, limits: Limits | None,
+                     options: dict[str, Any], emit: Emit | None = None) -> StreamDecoder:
+        """The run's decoder, emitting to ``emit`` (default: the fan-out), its message the
+        run's -- unless ``transforms`` stand between it and the fan-out, which then
+        assembles what they pass on."""
+        decoder = StreamDecoder(dialect, framing=framing, limits=limits,
+                                emit=emit or self.fan.on_next, **options)
+        self._decoder = decoder
+        if not self.transforms:
+            self.fan.decoder = decoder
+        return decoder
+
+    def _front(self) -> Observable[Any]:
+        """``source`` with its bytes decoded (anything else passes to the fan-out as is)."""
+        source, dialect, framing = self.source, self.dialect, self.framing
+        limits, options = self.limits, self.options
+        always = isinstance(source, DecodedObservable)
+        if isinstance(source, DecodedObservable):  # a pipeline(): decode its bytes here
+            piped = source
+            source, dialect, framing = piped.upstream, piped.dialect, piped.framing
+            limits, options = piped.limits, piped.options
+        else:
+            framing = framing or getattr(source, "framing", None)
+            if dialect == "auto":  # a source that knows its dialect (from_redis: uni) says so
+                dialect = getattr(source, "dialect", None) or dialect
+
+        def setup(observer: abc.ObserverBase[Any]) -> Handlers:
+            handlers: Handlers | None = None
+            decided = False
+
+            def make() -> Handlers:
+                emit = observer.on_next if self.transforms else None  # else straight to the fan
+                return decoder_handlers(self.make_decoder(dialect, framing, limits, options,
+                                                          emit), observer)
+
+            def on_next(item: Any) -> None:
+                nonlocal handlers, decided
+                if not decided:
+                    decided = True
+                    if always or isinstance(item, (bytes, bytearray, memoryview)):
+                        handlers = make()
+                if handlers is None:
+                    observer.on_next(item)
+                else:
+                    handlers[0](item if type(item) is bytes else bytes(item))
+
+            def on_error(error: Exception) -> None:
+                if handlers is None:
+                    observer.on_error(error)
+                else:
+                    handlers[1](error)
+
+            def on_completed() -> None:
+                nonlocal handlers
+                if not decided:  # an empty body: let the decoder say so
                     handlers = make()
-            if handlers is None:
-                observer.on_next(item)
-            else:
-                handlers[0](bytes(item))
+                if handlers is None:
+                    observer.on_completed()
+                else:
+                    handlers[2]()
 
-        def on_error(error: Exception) -> None:
-            if handlers is None:
-                observer.on_error(error)
-            else:
-                handlers[1](error)
+            return on_next, on_error, on_completed
 
-        def on_completed() -> None:
-            nonlocal handlers
-            if not decided:  # an empty body: let the decoder say so
-                handlers = make()
-            if handlers is None:
-                observer.on_completed()
-            else:
-                handlers[2]()
+        front: Observable[Any] = Observable(subscriber(source, setup))
+        return front.pipe(*self.transforms) if self.transforms else front
 
-        return on_next, on_error, on_completed
+    # -- lifecycle -----------------------------------------------------------
+    def start(self, owner: Scope | None) -> None:
+        """Start the AsyncSinks' feeders in ``owner`` (``None``: sync), then subscribe once."""
+        if owner is not None:
+            self.fan.done = anyio.Event()
+            for feeder in self.fan.feeders:
+                owner.pressure.append(feeder)
+                owner.task_group.start_soon(feeder.consume,
+                                            name=f"streamflow-sink:{type(feeder.sink).__name__}")
+        self.subscription = self._front().subscribe(cast(abc.ObserverBase[Any], self.fan))
 
-    return stateful(setup)
+    def cancel(self, why: str) -> None:
+        """Stop now: dispose the subscription (closing the body), sinks told ``why``."""
+        if self.subscription is not None:
+            self.subscription.dispose()
+        if not self.fan.finished:
+            self.fan.on_error(CancelledStreamError(why))
+        for feeder in self.fan.feeders:
+            feeder.detach(CancelledStreamError(why))
+
+    async def finish(self) -> Message | BaseException:
+        """After the terminal event: let the AsyncSinks finish; the outcome (kept)."""
+        if self.outcome is None:
+            if self.subscription is not None:  # ended early (an error...): close now
+                self.subscription.dispose()
+            for feeder in self.fan.feeders:
+                await feeder.finish()
+            self.outcome = self.settle()
+        return self.outcome
+
+    def settle(self) -> Message | BaseException:
+        """The final message, or the error the stream ends with (returned, not raised)."""
+        try:
+            return self.fan.result()
+        except Exception as error:
+            return error
+
+    async def complete(self) -> Message:
+        """``run()``: open a scope, read the stream to its end, the message or the error."""
+        async with scope(self.limits) as owner:
+            self.start(owner)
+            assert self.fan.done is not None
+            try:
+                await self.fan.done.wait()
+            except BaseException:
+                self.cancel("run() was cancelled")
+                raise
+            outcome = await self.finish()
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
 
 
-def _front(source: Any, dialect: str, framing: str | None, limits: Limits | None,
-           options: dict[str, Any], fan: FanOut) -> Observable[Any]:
-    source = as_source(source)
-    if isinstance(source, DecodedObservable):  # a pipeline(): its decoder emits to the fan
-        return source.lent_to(fan.adopt_front)
-    framing = framing or getattr(source, "framing", None)
-    if dialect == "auto":  # a source that knows its dialect (from_redis: uni) says so
-        dialect = getattr(source, "dialect", None) or dialect
-    return source.pipe(as_events(dialect, framing, limits, lend_to=fan.adopt_front, **options))
+def as_operator(transform: Any) -> Any:
+    """A transform given to ``run``/``stream``: an async generator function over UniEvents
+    (:func:`~streamflow.operators.from_async`) or a pipeable operator, as an operator."""
+    if inspect.isasyncgenfunction(transform):
+        return from_async(transform)
+    if not callable(transform):
+        raise TypeError(f"a transform is an operator or an async generator function, "
+                        f"not {transform!r}")
+    return transform
 
 
 async def run(source: Any, *sinks: Any, dialect: str = "auto",
               framing: str | None = None, limits: Limits | None = None,
-              **options: Any) -> Message:
+              transforms: Sequence[Any] = (), **options: Any) -> Message:
     """Subscribe once to ``source``, feed every sink, return the assembled message.
 
     Args:
@@ -125,33 +229,18 @@ async def run(source: Any, *sinks: Any, dialect: str = "auto",
         dialect: the wire format of a byte source; ``"auto"`` detects it.
         framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).
         limits: :class:`~streamflow.Limits` for the decoder and the read timeouts.
+        transforms: operators applied to the UniEvents before the sinks, in order:
+            pipeable operators or async generator functions over UniEvents
+            (:func:`~streamflow.operators.from_async`); the message is assembled from
+            what they pass on.
         **options: passed to the dialect decoder.
 
     Returns the final :class:`~streamflow.Message`; raises the stream's typed error
     (``.partial`` attached), ``SinkError`` when a sink raised, or ``CancelledStreamError``
     when the stream ended before its stop event (see the module doc).
     """
-    fan = FanOut(sinks)
-    fan.done = anyio.Event()
-    async with scope(limits) as owner:
-        for feeder in fan.feeders:
-            owner.pressure.append(feeder)
-            owner.task_group.start_soon(feeder.consume,
-                                        name=f"streamflow-sink:{type(feeder.sink).__name__}")
-        subscription = fan.subscribe_to(_front(source, dialect, framing, limits, options, fan))
-        try:
-            await fan.done.wait()
-        except BaseException:
-            subscription.dispose()
-            if not fan.finished:
-                fan.on_error(CancelledStreamError("run() was cancelled"))
-            for feeder in fan.feeders:
-                feeder.detach(CancelledStreamError("run() was cancelled"))
-            raise
-        subscription.dispose()  # ended early (an error, a failed Block subscriber): close now
-        for feeder in fan.feeders:
-            await feeder.finish()
-    return fan.result()
+    return await Run(source, sinks, dialect=dialect, framing=framing, limits=limits,
+                     options=options, transforms=transforms).complete()
 
 
 def run_sync(source: Any, *sinks: Any, dialect: str = "auto",
@@ -169,8 +258,11 @@ def run_sync(source: Any, *sinks: Any, dialect: str = "auto",
     """
     if any(isinstance(s, AsyncSink) for s in sinks):
         raise TypeError("AsyncSink needs an event loop: use `await streamflow.run(...)`")
-    fan = FanOut(sinks)
-    fan.subscribe_to(_front(source, dialect, framing, limits, options, fan))
-    if not fan.finished:
+    job = Run(source, sinks, dialect=dialect, framing=framing, limits=limits, options=options)
+    job.start(None)
+    if not job.fan.finished:
         raise RuntimeError("the source did not finish synchronously: use `await run(...)`")
-    return fan.result()
+    outcome = job.settle()
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome

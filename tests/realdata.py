@@ -5,13 +5,17 @@ Import as ``from realdata import real_body`` (``tests/`` is on pytest's ``python
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL = ROOT.parent / "shared" / "fixtures" / "real"
+REAL = Path(os.environ.get("STREAMFLOW_REAL_RECORDINGS")
+            or ROOT.parent / "shared" / "fixtures" / "real")
+"""The real recordings: ../shared/fixtures/real beside the checkout, or the folder
+``STREAMFLOW_REAL_RECORDINGS`` names (a worktree elsewhere)."""
 DATA = Path(__file__).resolve().parent / "data"
 
 
@@ -19,8 +23,8 @@ def real_path(relative: str) -> Path:
     """Path of a real recording under ../shared/fixtures/real; skips the test when absent."""
     path = REAL / relative
     if not path.exists():
-        pytest.skip(f"real recording {relative} not present: ../shared/fixtures/real is only "
-                    "in the team's checkout, not in a user's clone")
+        pytest.skip(f"real recording {relative} not present: {REAL} is only in the team's "
+                    "checkout, not in a user's clone (STREAMFLOW_REAL_RECORDINGS names it)")
     return path
 
 

@@ -115,6 +115,7 @@ def test_latency_and_memory_measure_every_event() -> None:
     assert mem.message_python > mem.message_json  # Python objects outweigh their JSON
 
 
+@pytest.mark.slow
 def test_the_one_command_runs_on_a_tiny_workload(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--quick", "--no-sdk"]) == 0
     out = capsys.readouterr().out

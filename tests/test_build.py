@@ -109,6 +109,7 @@ def test_a_compiled_build_runs_compiled_until_a_source_is_edited(tmp_path: Path)
     assert "message.py changed after it was compiled" in err
 
 
+@pytest.mark.slow
 def test_a_users_mypy_finds_the_installed_package(tmp_path: Path) -> None:
     """After the README's editable install the package is a plain path entry for mypy."""
     script = tmp_path / "user.py"

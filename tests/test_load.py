@@ -85,6 +85,7 @@ def rss() -> int | None:
 PER_CLIENT = 50  # httpcore's pool scans all its connections per request: keep pools small
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_thousand_concurrent_streams_each_assemble_correctly(anyio_backend: str) -> None:
     count = STREAMS if anyio_backend == "asyncio" else TRIO_STREAMS

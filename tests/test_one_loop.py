@@ -191,14 +191,15 @@ def test_nothing_raises_after_stop_and_what_follows_is_counted() -> None:
 
 
 def test_run_sync_handed_a_pipelines_events_does_not_assemble_them_again() -> None:
-    """Item 15: the pipeline lends run's fan-out its decoder, whose emitter already assembles."""
+    """Item 15: run decodes a pipeline()'s bytes with its own decoder, whose emitter
+    already assembles; the fan-out reads that message."""
     from streamflow.fanout import FanOut
-    from streamflow.runtime import _front
+    from streamflow.runtime import Run
 
     def run_fan(source: Any) -> FanOut:  # what run_sync does, keeping the fan-out to look at
-        fan = FanOut((lambda _: None,))
-        fan.subscribe_to(_front(source, "auto", None, None, {}, fan))
-        return fan
+        job = Run(source, (lambda _: None,))
+        job.start(None)
+        return job.fan
 
     body = BODIES.body_for("anthropic")
     fan = run_fan(from_iterable([body]).pipe(pipeline("anthropic")))

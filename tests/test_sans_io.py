@@ -11,7 +11,7 @@ import streamflow
 
 PACKAGE = Path(streamflow.__file__).parent
 EDGE = ("operators", "sources", "sinks", "cli", "runtime", "fanout", "demo", "faults", "server",
-        "agent", "gateway", "streaming", "web")
+        "agent", "gateway", "streaming", "web", "_scope")
 FORBIDDEN = ("reactivex", "anyio", "httpx", "rich", "trio", "asyncio")
 
 

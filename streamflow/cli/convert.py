@@ -7,8 +7,13 @@ whole body in memory). A stream that fails is written with the target's in-band
 error event, and the error is reported on stderr. ``--option`` passes an encoder
 flavour (``--option reasoning=reasoning_content`` for openai-chat).
 
+``FILE`` may be ``-`` (standard input) or the name of a bundled recording
+(``anthropic-turn1.sse``). Some targets need an extra (``ag-ui``: the ``web`` extra);
+without it the command says so in one line.
+
 Exit codes: 0 converted; 1 the stream failed (the body written so far ends with the
-target's error event); 2 the input could not be read or an option is wrong.
+target's error event); 2 the input could not be read, is not a stream of any known
+dialect (nothing is written), or an option is wrong.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from ..dialects import dialect_names, encoder_names, get_encoder
 from ..errors import StreamflowError
 from ..events import UniEvent
 from ..framing import FRAMERS
+from .bundled import bundled_help, resolve_path
+from .detect import EXIT_NOT_A_STREAM, not_a_stream
 from .inspect import CHUNK_SIZE, resolve_framing
 
 __all__ = ["add_arguments", "convert_body", "run"]
@@ -31,7 +38,8 @@ __all__ = ["add_arguments", "convert_body", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the options of ``streamflow convert``."""
     parser.add_argument("file", metavar="FILE",
-                        help="the raw response body as recorded, or - to read standard input")
+                        help="the raw response body as recorded, - to read standard input, "
+                             f"or a bundled recording ({bundled_help()})")
     parser.add_argument("--to", required=True, choices=encoder_names(), metavar="DIALECT",
                         help=f"target wire format: {', '.join(encoder_names())}")
     parser.add_argument("--from", dest="source", default="auto",
@@ -55,11 +63,18 @@ def convert_body(source: BinaryIO, out: BinaryIO, to: str, source_dialect: str =
                  framing: str | None = None, **flavour: Any) -> StreamflowError | None:
     """Re-write the body read from ``source`` in dialect ``to`` onto ``out``, as it decodes.
 
-    Returns the stream's error (already written in-band), or ``None``. ``OSError``
-    from reading or writing propagates; a bad flavour raises ``TypeError``.
+    Returns the stream's error (already written in-band), or ``None``. A body that
+    is no stream of any known dialect (``source_dialect="auto"`` detected nothing)
+    writes nothing and returns its error too. ``OSError`` from reading or writing
+    propagates; a bad flavour raises ``TypeError``.
     """
     encoder = get_encoder(to)(**flavour)
     decoder = StreamDecoder(source_dialect, framing=framing)
+    return _convert(source, out, encoder, decoder, source_dialect)
+
+
+def _convert(source: BinaryIO, out: BinaryIO, encoder: Any, decoder: StreamDecoder,
+             source_dialect: str) -> StreamflowError | None:
     events = _events(source, decoder)
     try:
         while True:
@@ -72,6 +87,8 @@ def convert_body(source: BinaryIO, out: BinaryIO, to: str, source_dialect: str =
                 out.write(chunk)
                 out.flush()
     except StreamflowError as exc:
+        if not_a_stream(exc, source_dialect, decoder.dialect, decoder.framing) is not None:
+            return exc  # bad input, not a failed stream: nothing to write
         for event in exc.events:  # decoded in the failing feed: delivered first
             out.write(encoder.feed(event))
         out.write(encoder.fail(exc))
@@ -90,11 +107,19 @@ def _options(pairs: list[str]) -> dict[str, Any]:
 
 
 def _open(name: str, mode: str, std: BinaryIO, verb: str) -> BinaryIO | None:
-    """The file ``name`` (``-``: ``std``), or ``None`` after saying why it cannot be opened."""
+    """The file ``name`` (``-``: ``std``), or ``None`` after saying why it cannot be opened.
+
+    An input may be the name of a bundled recording.
+    """
     if name == "-":
         return std
+    path = resolve_path(name) if mode == "rb" else None
+    if mode == "rb" and path is None:
+        print(f"streamflow convert: cannot read {name}: no such file or bundled recording",
+              file=sys.stderr)
+        return None
     try:
-        return open(name, mode)  # type: ignore[return-value]  # a binary mode: BinaryIO
+        return open(path or name, mode)  # type: ignore[return-value]  # binary: BinaryIO
     except OSError as exc:
         print(f"streamflow convert: cannot {verb} {name}: {exc.strerror or exc}",
               file=sys.stderr)
@@ -116,13 +141,20 @@ def run(args: argparse.Namespace) -> int:
     out = _open(args.output, "wb", sys.stdout.buffer, "write")
     if out is None:
         return 2
+    decoder = StreamDecoder(args.source, framing=framing)
     try:
-        error = convert_body(source, out, args.to, args.source, framing, **flavour)
+        error = _convert(source, out, get_encoder(args.to)(**flavour), decoder, args.source)
     finally:
         if source is not sys.stdin.buffer:
             source.close()
         if out is not sys.stdout.buffer:
             out.close()
+    verdict = not_a_stream(error, args.source, decoder.dialect, decoder.framing)
+    if verdict is not None:
+        for line in verdict.lines(args.file):
+            print(line if line.startswith(" ") else f"streamflow convert: {line}",
+                  file=sys.stderr)
+        return EXIT_NOT_A_STREAM
     if error is not None:
         print(f"streamflow convert: the stream failed: {type(error).__name__}: {error.message}",
               file=sys.stderr)

@@ -139,11 +139,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"streamflow demo: no bundled recording for {plan.dialect}", file=sys.stderr)
         return 2
     if args.web:
-        try:
-            from ..web.demo import serve_demo
-        except ImportError as exc:
-            print(f"streamflow demo --web: {exc}", file=sys.stderr)
-            return 2
+        from ..web.demo import serve_demo  # a missing web extra: one line (cli.main)
+
         return serve_demo(args, plan)
     render = RenderSink(Console(highlight=False), plain=args.plain)
     state: dict[str, Any] = {"plan": plan, "interrupted": False}

@@ -7,10 +7,11 @@ framing rules, same dialect detection, same typed errors. ``--json`` prints
 short human summary. Model text is untrusted: control characters are shown as
 visible ``\\xNN`` escapes, never written raw to the terminal.
 
-``FILE`` may also be a streamflow recording (``.sfrec.jsonl``, written by
-:class:`~streamflow.sinks.recorder.Recorder`): its chunks are decoded with the
-dialect and framing its header names, and the summary says how the recorded
-stream ended.
+``FILE`` may be ``-`` (standard input), the name of a bundled recording
+(``anthropic-turn1.sse``: see :mod:`streamflow.cli.bundled`), or a streamflow
+recording (``.sfrec.jsonl``, written by :class:`~streamflow.sinks.recorder.Recorder`):
+its chunks are decoded with the dialect and framing its header names, and the
+summary says how the recorded stream ended.
 
 Exit codes: 0 the stream decoded completely; 1 it failed (the partial message is
 still printed, the error goes to stderr, or into the JSON); 2 the file could not
@@ -33,6 +34,7 @@ from ..dialects import dialect_names
 from ..errors import IncompleteStreamError, StreamflowError
 from ..framing import FRAMERS
 from ..message import Message
+from .bundled import bundled_help, resolve_path
 from .detect import EXIT_NOT_A_STREAM, not_a_stream
 from .summary import render, render_error, sanitize
 from .timeline_model import DEFAULT_STALL
@@ -55,7 +57,8 @@ _C1_IN_JSON = re.compile("[\x7f-\x9f]")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the options of ``streamflow inspect``."""
     parser.add_argument("file", metavar="FILE",
-                        help="the raw response body as recorded, or - to read standard input")
+                        help="the raw response body as recorded, - to read standard input, "
+                             f"or a bundled recording ({bundled_help()})")
     parser.add_argument("--dialect", default="auto", choices=["auto", *dialect_names()],
                         help="wire format (default: detected from the first event)")
     parser.add_argument("--framing", default="auto", choices=["auto", *FRAMERS],
@@ -164,17 +167,20 @@ def _read(args: argparse.Namespace) -> InspectResult:
     if args.file == "-":
         return inspect_body(sys.stdin.buffer, args.dialect,
                             resolve_framing(args.framing, args.file), **options)
-    if _looks_like_recording(args.file):
+    path = resolve_path(args.file)
+    if path is None:
+        raise FileNotFoundError(2, "no such file or bundled recording", args.file)
+    if _looks_like_recording(str(path)):
         from ..recording import read_recording  # (the sinks package loads anyio)
 
-        recording = read_recording(args.file)
+        recording = read_recording(str(path))
         dialect = recording.dialect if args.dialect == "auto" and recording.dialect \
             else args.dialect
         framing = args.framing if args.framing != "auto" else recording.framing
         result = inspect_body(io.BytesIO(recording.body), dialect, framing, **options)
         result.recording = recording
         return result
-    with open(args.file, "rb") as source:
+    with open(path, "rb") as source:
         return inspect_body(source, args.dialect, resolve_framing(args.framing, args.file),
                             **options)
 

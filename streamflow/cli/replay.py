@@ -18,20 +18,18 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import anyio
 from rich.console import Console
 
-from ..demo import recording_names
 from ..dialects import dialect_names
 from ..errors import StreamflowError
 from ..framing import FRAMERS
 from ..runtime import run as run_stream
 from ..sinks.render import RenderSink
 from ..sources.replay import ReplaySource
+from .bundled import bundled_help, resolve_path
 from .detect import EXIT_NOT_A_STREAM, probe
 
 __all__ = ["add_arguments", "resolve_path", "run"]
@@ -41,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the options of ``streamflow replay``."""
     parser.add_argument("file", metavar="FILE",
                         help="a streamflow recording, a raw response body, or a bundled "
-                             f"recording ({', '.join(recording_names())})")
+                             f"recording ({bundled_help()})")
     parser.add_argument("--speed", type=float, default=1.0, metavar="X",
                         help="pace: 1 as recorded, 2 twice as fast, 0 as fast as possible")
     parser.add_argument("--interval", type=float, default=0.02, metavar="SECONDS",
@@ -53,17 +51,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plain", action="store_true", default=None,
                         help="plain text output even on a terminal")
     parser.add_argument("--no-thinking", action="store_true", help="hide visible reasoning")
-
-
-def resolve_path(name: str) -> Path | None:
-    """``name`` as a file, else the bundled demo recording of that name, else ``None``."""
-    path = Path(name)
-    if path.is_file():
-        return path
-    if name in recording_names():
-        bundled = resources.files("streamflow.demo") / "recordings" / name
-        return Path(str(bundled))
-    return None
 
 
 async def _replay(source: ReplaySource, render: RenderSink, dialect: str,

@@ -4,20 +4,28 @@
 modules are imported on first use. The order is the order ``dialect="auto"`` asks
 each decoder's ``sniff`` about the first frame, most specific first. ``ENCODERS``
 maps a target name to its :class:`Encoder` (``encode.py`` beside ``decode.py``);
-``vercel-ui`` and ``ag-ui`` are write-only targets.
+``vercel-ui`` and ``ag-ui`` are write-only targets. ``REQUESTS`` maps a dialect with
+a request side to the :class:`~streamflow.dialects.request_base.RequestFormat` its
+``request.py`` declares (parser, builder, endpoints, credentials, error envelope);
+providers, the gateway (one client route per format with a ``client_path``), the
+CLI and redaction (:func:`credential_headers`) read them from here.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DialectDetectionError
 from .base import Decoder
 from .encoder import Encoder
 
-__all__ = ["DIALECTS", "ENCODERS", "Decoder", "Encoder", "detect_dialect", "dialect_names",
-           "encoder_names", "get_dialect", "get_encoder"]
+if TYPE_CHECKING:
+    from .request_base import RequestFormat
+
+__all__ = ["DIALECTS", "ENCODERS", "REQUESTS", "Decoder", "Encoder", "credential_headers",
+           "detect_dialect", "dialect_names", "encoder_names", "get_dialect", "get_encoder",
+           "get_request", "request_names"]
 
 DIALECTS: dict[str, str] = {
     "anthropic": "streamflow.dialects.anthropic.decode:AnthropicDecoder",
@@ -44,6 +52,13 @@ ENCODERS: dict[str, str] = {
     "uni-jsonl": "streamflow.dialects.uni.encode:UniJSONLEncoder",
     "vercel-ui": "streamflow.dialects.vercel_ui.encode:VercelUIEncoder",
     "ag-ui": "streamflow.dialects.ag_ui.encode:AGUIEncoder",
+}
+
+REQUESTS: dict[str, str] = {
+    "anthropic": "streamflow.dialects.anthropic.request:REQUEST",
+    "openai-chat": "streamflow.dialects.openai_chat.request:REQUEST",
+    "openai-responses": "streamflow.dialects.openai_responses.request:REQUEST",
+    "gemini": "streamflow.dialects.gemini.request:REQUEST",
 }
 
 _loaded: dict[str, type[Decoder]] = {}
@@ -84,6 +99,23 @@ def get_encoder(name: str) -> type[Encoder]:
     if cls is None:
         cls = _loaded_encoders[name] = _load(ENCODERS, "encoder target", name)
     return cls
+
+
+def request_names() -> list[str]:
+    """Dialects with a request side (upstreams the gateway and providers can speak)."""
+    return list(REQUESTS)
+
+
+def get_request(name: str) -> RequestFormat:
+    """The request side of dialect ``name``; ``ValueError`` for one without."""
+    found: RequestFormat = _load(REQUESTS, "request format", name)
+    return found
+
+
+def credential_headers() -> frozenset[str]:
+    """Every header that carries a credential: the one list redaction and the gateway use."""
+    from .request_base import BASE_CREDENTIALS
+    return frozenset(BASE_CREDENTIALS) | {get_request(n).credential for n in REQUESTS}
 
 
 def detect_dialect(frame: Any, framing: str) -> str | None:

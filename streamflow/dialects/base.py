@@ -11,9 +11,9 @@ The :class:`~streamflow.dialects.emitter.Emitter` is the one writer of UniEvents
 all dialects go through (grammar, limits, partial message).
 
 The error contract is h11's: for bad input a decoder raises only streamflow errors
-(``load_json``, ``expect_*`` and the dialect's explicit checks raise them where bad
-input can cause them); any other exception out of :meth:`Decoder.handle` is a bug
-of ours and propagates as itself.
+(``load_json`` here, and the checked readers of :mod:`streamflow.dialects.wire_values`
+every dialect reads its fields with, raise them where bad input can cause them); any
+other exception out of :meth:`Decoder.handle` is a bug of ours and propagates as itself.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pydantic_core import from_json
 
 from .._build import is_compiled
 from ..errors import IncompleteStreamError, ProtocolError, StreamflowError
-from ..events import JSONDict, UniEvent
+from ..events import UniEvent
 from ..framing.sse import ServerSentEvent
 from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Message
@@ -36,8 +36,8 @@ from .emitter import Emitter, merge_provider
 
 ErrorFields = tuple[str | None, str | None, str | None]
 
-__all__ = ["FAST_JSON", "Decoder", "Emitter", "ErrorFields", "expect_obj", "expect_str",
-           "load_frame", "load_json", "merge_provider", "now_ms", "parse_frame", "parse_payload"]
+__all__ = ["FAST_JSON", "Decoder", "Emitter", "ErrorFields", "load_frame", "load_json",
+           "merge_provider", "now_ms", "parse_frame", "parse_payload"]
 
 try:  # the optional ``fast`` extra, used by the compiled build only: in pure Python the
     # check that orjson read what from_json reads costs more than orjson saves
@@ -146,22 +146,6 @@ def load_frame(frame: ServerSentEvent, what: str = "event") -> Any:
         return parse_frame(frame)
     except ValueError as exc:
         raise ProtocolError(f"malformed JSON in {what}: {exc}", raw=frame.data) from None
-
-
-def expect_str(value: Any, what: str) -> str:
-    """``value`` if it is a string (``None`` reads as ``""``), else a ``ProtocolError``."""
-    if type(value) is str:
-        return value
-    if value is None:
-        return ""
-    raise ProtocolError(f"{what} must be a string, got {type(value).__name__}")
-
-
-def expect_obj(value: Any, what: str) -> JSONDict:
-    """``value`` if it is a JSON object, else a ``ProtocolError`` naming ``what``."""
-    if type(value) is not dict:
-        raise ProtocolError(f"{what} must be a JSON object, got {type(value).__name__}")
-    return value
 
 
 F = TypeVar("F")  # the frame type of the dialect's framing (see streamflow.framing.Frame)

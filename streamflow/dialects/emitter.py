@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..budget import Budget
-from ..errors import ProtocolError
 from ..events import (
     ContentItem,
     FinishReason,
@@ -24,10 +23,11 @@ from ..events import (
     ToolCallItem,
     UniEvent,
     Usage,
+    is_done,
     join_fragments,
     kind_and_value,
 )
-from ..grammar import STOPPED
+from ..grammar import STOP, STOPPED, TRANSITIONS, WRITER_CLOSES, refusal, symbol
 from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Assembler, Message
 from ..partial_json import parse_arguments
@@ -99,41 +99,34 @@ class Emitter:
         self.assembler.note(provider)
 
     def ending(self, usage: Usage | None, finish_reason: FinishReason) -> None:
-        """The provider said how it ends: a partial message carries ``usage`` and
-        ``finish_reason`` from now on, and a tool call that then fails to parse names
-        the cause when the provider stopped for ``length``."""
+        """The provider said how it ends: a partial message carries ``usage`` (marked
+        not final) and ``finish_reason`` from now on, and a tool call that then fails
+        to parse names the cause when the provider stopped for ``length``."""
+        self._ending(usage.so_far() if usage is not None else None, finish_reason)
+
+    def _ending(self, usage: Usage | None, finish_reason: FinishReason) -> None:
         self.assembler.ending(usage, finish_reason)
         if finish_reason == "length":
             self._cause = "cut short: the provider stopped with finish_reason length"
+
+    def counted(self, usage: Usage) -> None:
+        """Counts the provider reported before its end (Anthropic's ``message_start``):
+        a partial message carries them, marked not final; ``stop`` replaces them."""
+        if not self.assembler.stopped:
+            self.assembler.counted(usage.so_far())
 
     # -- groups ---------------------------------------------------------------
     def delta(self, item: ContentItem) -> None:
         """Emit one ``K.delta`` item, opening (and closing another) group as needed."""
         asm = self.assembler
         kind, value = kind_and_value(item)
-        size = 8 * len(value) if kind == "embedding" else len(value)
-        open_kind = asm.open_kind
-        if open_kind == kind:  # the grammar's (OPEN, DELTA) self-loop
-            # the per-token path: the Budget's counters updated in place; Budget.grow
-            # is only called to raise the limit error
-            budget = self.budget
-            total = budget.size + size
-            group = budget.group_size + size
-            if total + budget.held > budget.max_message_bytes or (
-                    group > budget.max_tool_arguments_bytes and kind == "tool_call"):
-                budget.grow(size, kind == "tool_call")
-            budget.size = total
-            budget.group_size = group
-            asm.append_fragment(value)
-        else:
-            if asm.state is STOPPED:
-                raise ProtocolError(f"{item.type} after the stream stopped")
-            if open_kind is not None:
-                self.close_group()  # WRITER_CLOSES: a fragment of another kind
-            budget = self.budget
-            budget.open_group()  # checked before anything changes
-            budget.grow(size, kind == "tool_call")
-            asm.fragment(item, kind, value, self.now)
+        if asm.open_kind != kind:  # not grammar.GROWS: the table decides
+            self._open(item, kind)
+        # the limits checked before anything changes; the assembler takes the fragment
+        # (its self-loop is the per-token path)
+        self.budget.grow(8 * len(value) if kind == "embedding" else len(value),
+                         kind == "tool_call")
+        asm.fragment(item, kind, value, self.now)
         if item.fidelity is not None:
             fid = self._fidelity
             self._fidelity = {**fid, **item.fidelity} if fid else item.fidelity
@@ -143,6 +136,17 @@ class Emitter:
             self.out.append(UniEvent("delta", [item], None, None, self.now, None))
         else:
             self._emit_delta(item)
+
+    def _open(self, item: ContentItem, kind: str) -> None:
+        """A fragment opening a group: close the open one when the grammar says a writer
+        does (:data:`~streamflow.grammar.WRITER_CLOSES`), refuse what the table refuses."""
+        asm = self.assembler
+        sym = symbol(kind, False, asm.open_kind)
+        if (asm.state, sym) in WRITER_CLOSES:
+            self.close_group()
+        elif (asm.state, sym) not in TRANSITIONS:
+            raise refusal(asm.state, sym, what=item.type, kind=kind, open_kind=asm.open_kind)
+        self.budget.open_group()  # checked before anything changes
 
     def text(self, text: str, provider: JSONDict | None = None) -> None:
         """Emit a ``text.delta`` fragment."""
@@ -223,8 +227,8 @@ class Emitter:
              provider: JSONDict | None = None) -> None:
         """Close the open group and emit the one ``stop`` event."""
         if self.assembler.stopped:
-            raise ProtocolError("second stop for one stream")
-        self.ending(usage, finish_reason)
+            raise refusal(STOPPED, STOP)
+        self._ending(usage, finish_reason)
         self.close_group()
         self.note(provider)
         meta = self.assembler.provider
@@ -235,7 +239,7 @@ class Emitter:
         """Write an event built elsewhere (the ``uni`` dialect): grammar and limits checked."""
         asm, budget = self.assembler, self.budget
         for item in event.content_items:
-            if item.type.endswith(".done"):
+            if is_done(item):
                 continue
             if asm.open_item is None and not asm.stopped:
                 budget.open_group()

@@ -17,32 +17,29 @@ reasoning field of openai-chat) are keyword arguments of the constructor.
 
 The helpers below are what every encoder shares: compact JSON (``pydantic_core``),
 SSE framing, the message-level ``provider`` slots (``id``/``model`` from the first
-event, the rest from the stop event), and the choice of a raw finish reason.
+event, the rest from the stop event), the choice of a raw finish reason, and the
+one conversion of a UniEvent time (ms) to a body's seconds (:func:`unix_seconds`).
+
+:class:`BodyWriter` is THE encode routine: ``streamflow.encode()``,
+``operators.encode()``, the gateway and the web responses all write bodies through
+it, so a stream ends the same way everywhere -- after ``stop`` with the terminator,
+after a typed error with the target's in-band error, and, when the events run out
+without ``stop``, with the in-band error of an :class:`IncompleteStreamError`, which
+the caller then raises. Every byte written from events passes its ``check``.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any, ClassVar
 
-from pydantic_core import to_json
-
-from ..errors import ProviderError, StreamflowError
+from ..errors import IncompleteStreamError, ProviderError, StreamflowError
 from ..events import JSONDict, UniEvent
 
-__all__ = ["Encoder", "dumps", "error_fields", "native_reason", "new_id", "slot_index", "sse"]
-
-
-def dumps(obj: Any) -> bytes:
-    """Compact UTF-8 JSON of ``obj`` (bytes are written as text)."""
-    return to_json(obj)
-
-
-def sse(obj: Any, event: str | None = None) -> bytes:
-    """One SSE event: an optional ``event:`` line and one ``data:`` line of JSON."""
-    data = b"data: " + to_json(obj) + b"\n\n"
-    return b"event: " + event.encode() + b"\n" + data if event else data
+__all__ = ["BodyWriter", "Encoder", "error_fields", "native_reason", "new_id",
+           "slot_index", "unix_seconds"]
 
 
 def new_id(prefix: str) -> str:
@@ -60,6 +57,11 @@ def native_reason(raw: Any, finish: str | None, decode: Callable[[str], str],
     if type(raw) is str and raw and decode(raw) == finish:
         return raw
     return default
+
+
+def unix_seconds(created_at_ms: int | None) -> int:
+    """A UniEvent/Message time (ms since the epoch) as a body's seconds; now when unknown."""
+    return created_at_ms // 1000 if created_at_ms else int(time.time())
 
 
 def slot_index(provider: JSONDict, *keys: str) -> int:
@@ -117,6 +119,11 @@ class Encoder:
         self.finished = True
         return self.encode_error(error)
 
+    def end(self) -> bytes | None:
+        """The bytes that end a body whose events ran out: ``b""`` after ``stop`` or
+        ``fail``, ``None`` when the body is incomplete (no ``stop`` came)."""
+        return b"" if self.finished else None
+
     def start(self, event: UniEvent) -> bytes:
         """Subclass hook: the bytes that open the body, written before the first event."""
         return b""
@@ -128,3 +135,94 @@ class Encoder:
     def encode_error(self, error: StreamflowError) -> bytes:
         """Subclass hook: the bytes of the terminal error."""
         raise NotImplementedError
+
+
+class BodyWriter:
+    """The one encode routine: ``encoder``'s body from a UniEvent stream (module doc).
+
+    Push events with :meth:`feed`, a typed failure with :meth:`fail`, and call
+    :meth:`end` when the events ran out; or let :meth:`body` (an iterable) and
+    :meth:`abody` (async batches) drive all three.
+    """
+
+    def __init__(self, encoder: Encoder) -> None:
+        self.encoder = encoder
+
+    @property
+    def finished(self) -> bool:
+        """Whether the body has ended (terminator, in-band error or a finished run)."""
+        return self.encoder.finished
+
+    def check(self, data: bytes) -> bytes:
+        """Every byte of the body passes here (the one place to check what is written);
+        a caller writing an encoder's other output (tool results) passes it too."""
+        return data
+
+    def feed(self, event: UniEvent) -> bytes:
+        """The bytes of one event (``b""`` when it writes nothing yet)."""
+        return self.check(self.encoder.feed(event))
+
+    def feed_all(self, events: Iterable[UniEvent]) -> bytes:
+        """The bytes of several events, joined."""
+        feed = self.encoder.feed
+        return self.check(b"".join([feed(e) for e in events]))
+
+    def fail(self, error: StreamflowError, before: Iterable[UniEvent] = ()) -> bytes:
+        """``before`` (events decoded ahead of the failure) then the in-band error of
+        ``error``; ``b""`` when the body has already ended."""
+        if self.finished:
+            return b""
+        head = self.feed_all(before)
+        if self.finished:  # ``before`` held the stop event: the body is whole
+            return head
+        return head + self.check(self.encoder.fail(error))
+
+    def end(self) -> tuple[bytes, IncompleteStreamError | None]:
+        """The bytes that close the body when the events ran out, and the error to raise
+        after writing them (an :class:`IncompleteStreamError` when no ``stop`` came)."""
+        tail = self.encoder.end()
+        if tail is not None:
+            return self.check(tail), None
+        error = IncompleteStreamError(
+            f"the event stream ended without a stop event ({self.encoder.name} body cut)")
+        return self.check(self.encoder.fail(error)), error
+
+    def body(self, events: Iterable[UniEvent]) -> Iterator[bytes]:
+        """The whole body of ``events``, chunk by chunk; a typed error from iterating them
+        is written in-band and raised again, a missing ``stop`` likewise."""
+        try:
+            for event in events:
+                out = self.feed(event)
+                if out:
+                    yield out
+        except StreamflowError as error:
+            yield self.fail(error)
+            raise
+        tail, incomplete = self.end()
+        if tail:
+            yield tail
+        if incomplete is not None:
+            raise incomplete
+
+    async def abody(self, batches: AsyncIterable[Iterable[UniEvent]],
+                    convert: Callable[[UniEvent], UniEvent] | None = None,
+                    ) -> AsyncIterator[bytes]:
+        """Like :meth:`body` over batches of events (``convert`` maps each event first).
+
+        A typed error's ``events`` (decoded in the failing call, not yet delivered)
+        are written before its in-band error.
+        """
+        try:
+            async for events in batches:
+                out = self.feed_all(events if convert is None else map(convert, events))
+                if out:
+                    yield out
+        except StreamflowError as error:
+            before = error.events if convert is None else map(convert, error.events)
+            yield self.fail(error, before)
+            raise
+        tail, incomplete = self.end()
+        if tail:
+            yield tail
+        if incomplete is not None:
+            raise incomplete

@@ -26,13 +26,16 @@ from typing import Any
 
 from ..errors import StreamflowError, ToolCallArgumentParseError
 from ..events import ContentItem, JSONDict, ToolCallItem, UniEvent, Usage, usage_to_dict
+from ..structured import OutputFrom, OutputParser
+from ..structured.updates import OutputUpdates
 from ..tools import ToolResult
 from .encoder import Encoder
 
 __all__ = ["UIRunEncoder", "b64", "error_text", "partial_arguments", "streamflow_metadata",
            "total_usage", "turn_summary"]
 
-_COUNTERS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens", "cost")
+_COUNTERS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens",
+             "cache_write_tokens", "cost")
 
 
 def total_usage(usages: Sequence[Usage | None]) -> Usage | None:
@@ -68,11 +71,18 @@ class UIRunEncoder(Encoder):
     ``run=True`` keeps the run open after a ``stop`` (an Agent run: call
     :meth:`tool_results` between turns and :meth:`finish` at the end); by default
     the ``stop`` event ends the run too. ``message_id`` names the run's message
-    (generated when omitted).
+    (generated when omitted). ``output`` (a structured output's type, as for
+    ``streamflow.stream(..., output=T)``) adds the partial object to the run as it
+    arrives (:meth:`output_update`; :class:`~streamflow.structured.updates.OutputUpdates`
+    says when) and the validated object before the run ends; an output that does not
+    validate ends the run with the error instead.
     """
 
-    def __init__(self, *, run: bool = False, message_id: str | None = None) -> None:
+    def __init__(self, *, run: bool = False, message_id: str | None = None,
+                 output: Any = None, output_from: OutputFrom = "auto") -> None:
         super().__init__()
+        self.output = None if output is None else OutputUpdates(
+            OutputParser(output, output_from=output_from))
         self.run = run
         self.message_id = message_id
         self.turns: list[JSONDict] = []
@@ -105,7 +115,25 @@ class UIRunEncoder(Encoder):
         if self.finished:
             raise RuntimeError(f"{self.name} encoder finished twice")
         self.finished = True
-        return self._begin() + self.end_run()
+        return self._begin() + self._end_run()
+
+    def _end_run(self) -> bytes:
+        """The run's end: with an output, the validated object first (or the error)."""
+        if self.output is None:
+            return self.end_run()
+        previous = self.output.sent
+        try:
+            final = self.output.final(self.output.parser.final())
+        except StreamflowError as error:  # an output that does not validate: the run fails
+            return self.error(error)
+        return self.output_update(final, previous) + self.end_run()
+
+    def end(self) -> bytes | None:
+        """When the events ran out: a ``run=True`` run whose last turn stopped is finished
+        (:meth:`finish`); a turn still open is an incomplete body (``None``)."""
+        if not self.finished and self.run and not self.step_open and self.turns:
+            return self.finish()
+        return super().end()
 
     def encode_event(self, event: UniEvent) -> bytes:
         """One event: open the run and the step as needed, then the item or the stop."""
@@ -122,7 +150,7 @@ class UIRunEncoder(Encoder):
             out.append(self.end_step(len(self.turns), summary))
             if not self.run:
                 self.finished = True
-                out.append(self.end_run())
+                out.append(self._end_run())
             return b"".join(out)
         if event.provider:
             self._provider.update(event.provider)
@@ -137,6 +165,11 @@ class UIRunEncoder(Encoder):
             self.group = None
         else:
             out.append(self.grow_group(self.group, item))
+        if self.output is not None:
+            previous = self.output.sent
+            value = self.output.feed(event)
+            if value is not None:
+                out.append(self.output_update(value, previous))
         return b"".join(out)
 
     def encode_error(self, error: StreamflowError) -> bytes:
@@ -197,6 +230,11 @@ class UIRunEncoder(Encoder):
 
     def encode_result(self, result: ToolResult) -> bytes:
         """One tool result."""
+        raise NotImplementedError
+
+    def output_update(self, value: Any, previous: Any) -> bytes:
+        """The structured output is now ``value`` (plain JSON; ``previous`` was sent last,
+        ``None`` before the first update)."""
         raise NotImplementedError
 
     def error(self, error: StreamflowError) -> bytes:

@@ -5,7 +5,7 @@ Needs the ``gateway`` extra (starlette, uvicorn). See :mod:`streamflow.gateway.a
 
 from __future__ import annotations
 
-from .app import CLIENT_ROUTES, Gateway, create_app
+from .app import Gateway, client_routes, create_app
 from .upstream import Upstream
 
-__all__ = ["CLIENT_ROUTES", "Gateway", "Upstream", "create_app"]
+__all__ = ["Gateway", "Upstream", "client_routes", "create_app"]

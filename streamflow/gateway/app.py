@@ -7,22 +7,32 @@
                      api_key=os.environ["GEMINI_API_KEY"])
     # uvicorn.run(app), or mount it: fastapi_app.mount("/llm", app)
 
-``POST /v1/messages`` (Anthropic), ``/v1/chat/completions`` (OpenAI chat) and
-``/v1/responses`` (OpenAI Responses) each read the client's request in its own
-format (:mod:`streamflow.providers.formats`), restore the replay state the gateway
-packed into earlier answers (:mod:`streamflow.gateway.carry`), send the request
-to the upstream in the upstream's dialect (a request already in the upstream's
-dialect goes on as it is, forced to stream), decode the upstream's stream and
-write it back with the client dialect's encoder as it arrives. ``stream: false``
-gets the dialect's non-streaming body. Errors before the answer are the client
-dialect's status and envelope (:mod:`streamflow.gateway.envelopes`); a failure
-mid-stream is the encoder's in-band error event, never a silent end. Each request
-has its own decoder, carrier and encoder, so concurrent requests never mix.
+Every registered request format with a ``client_path`` is a client route
+(``streamflow.dialects.REQUESTS``): ``POST /v1/messages`` (Anthropic),
+``/v1/chat/completions`` (OpenAI chat) and ``/v1/responses`` (OpenAI Responses).
+Each reads the client's request with its format's parser, restores the replay
+state the gateway packed into earlier answers (:mod:`streamflow.gateway.carry`),
+sends the request to the upstream in the upstream's dialect (a request already in
+the upstream's dialect goes on as it is, forced to stream), decodes the upstream's
+stream and writes it back through the one encode routine
+(:class:`~streamflow.dialects.encoder.BodyWriter`) with the client dialect's
+encoder as it arrives. ``stream: false`` gets the format's non-streaming body.
+
+Nothing the client asked for is lost on the way: an option the upstream's format
+cannot carry (``response_format`` towards Anthropic, ``stop`` towards Responses,
+``n > 1`` anywhere the choices would be merged...) is refused with a 400 naming
+it, unless the app was made with ``drop_unsupported=True`` (``streamflow gateway
+--drop-unsupported``), which drops them (logged). Errors before the answer are
+the client dialect's status and envelope (:mod:`streamflow.gateway.envelopes`);
+a failure mid-stream is the encoder's in-band error event, never a silent end.
+Each request has its own decoder, carrier and encoder, so concurrent requests
+never mix.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -34,35 +44,44 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..dialects import get_encoder
-from ..dialects.encoder import Encoder
+from ..dialects import REQUESTS, get_encoder, get_request
+from ..dialects.encoder import BodyWriter
 from ..errors import ProtocolError, StreamflowError
 from ..events import UniEvent
 from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Assembler, Message
 from ..providers import HTTPRequest
-from ..providers.formats import parse_request
-from .bodies import message_body
+from ..providers.request import ChatRequest
 from .carry import Carrier, restore
 from .envelopes import error_response
 from .response import EventStreamResponse
 from .upstream import Upstream
 
-__all__ = ["CLIENT_ROUTES", "Gateway", "create_app"]
+__all__ = ["Gateway", "client_routes", "create_app"]
 
-CLIENT_ROUTES: dict[str, str] = {
-    "/v1/messages": "anthropic",
-    "/v1/chat/completions": "openai-chat",
-    "/v1/responses": "openai-responses",
-}
-"""Path -> the client dialect it speaks."""
+log = logging.getLogger("streamflow.gateway")
+
+
+def client_routes() -> dict[str, str]:
+    """Path -> the client dialect it speaks: every registered format with a ``client_path``."""
+    out: dict[str, str] = {}
+    for name in REQUESTS:
+        side = get_request(name)
+        if side.client_path and side.parse is not None:
+            out[side.client_path] = name
+    return out
 
 
 class Gateway:
-    """The request handlers over one :class:`Upstream` (``create_app`` wraps them in an app)."""
+    """The request handlers over one :class:`Upstream` (``create_app`` wraps them in an app).
 
-    def __init__(self, upstream: Upstream) -> None:
+    ``drop_unsupported`` drops the client options the upstream cannot carry instead
+    of refusing the request (see the module doc).
+    """
+
+    def __init__(self, upstream: Upstream, *, drop_unsupported: bool = False) -> None:
         self.upstream = upstream
+        self.drop_unsupported = drop_unsupported
 
     def handler(self, dialect: str) -> Callable[[Request], Awaitable[Response]]:
         """The endpoint of client dialect ``dialect``."""
@@ -72,14 +91,20 @@ class Gateway:
 
     async def handle(self, request: Request, dialect: str) -> Response:
         """Answer one client request of ``dialect`` (see the module doc)."""
+        side = get_request(dialect)
         try:
             body = json.loads(await request.body() or b"null")
-            chat = parse_request(dialect, body)
+            assert side.parse is not None  # client routes are formats with a parser
+            chat = side.parse(body)
+            if not chat.stream and side.reply is None:
+                raise ProtocolError(f"{dialect} answers only streams here: send stream: true")
+            self.check(chat)
         except (ValueError, StreamflowError) as exc:
             error = exc if isinstance(exc, StreamflowError) else ProtocolError(
                 f"request body is not JSON: {exc}")
             return _error(dialect, error, client_side=True)
-        same = dialect == self.upstream.dialect
+        upstream = get_request(self.upstream.dialect)
+        same = side.stream_dialect == upstream.stream_dialect
         if not same:
             restore(chat)
         try:
@@ -94,18 +119,36 @@ class Gateway:
         except StreamflowError as exc:
             await stack.aclose()
             return _error(dialect, exc)
-        carrier = Carrier(dialect, self.upstream.dialect)
+        carrier = Carrier(side.stream_dialect, upstream.stream_dialect)
         if not chat.stream:
             async with stack:
                 try:
                     message = await _collect(batches, carrier)
                 except StreamflowError as exc:
                     return _error(dialect, exc)
-            return JSONResponse(message_body(dialect, message))
-        encoder = get_encoder(dialect)()
-        return EventStreamResponse(_encode(batches, carrier, encoder, stack),
-                                   media_type=encoder.media_type,
+            assert side.reply is not None  # checked before the request went upstream
+            return JSONResponse(side.reply(message))
+        writer = BodyWriter(get_encoder(side.stream_dialect)())
+        return EventStreamResponse(_encode(batches, carrier, writer, stack),
+                                   media_type=writer.encoder.media_type,
                                    headers={"cache-control": "no-cache"})
+
+    def check(self, chat: ChatRequest) -> None:
+        """Refuse (``ProtocolError``, a 400) what the upstream cannot carry, or drop it.
+
+        Several choices (``n > 1``) are carried apart only by an OpenAI chat upstream
+        (the client's body goes on as it is); elsewhere they would be merged.
+        """
+        upstream = get_request(self.upstream.dialect)
+        lost = upstream.unsupported(chat)
+        if lost and self.drop_unsupported:
+            log.info("dropped options the %s upstream cannot carry: %s", upstream.name,
+                     ", ".join(lost))
+            upstream.drop(chat, lost)
+        elif lost:
+            raise ProtocolError(f"the {upstream.name} upstream cannot carry "
+                                f"{', '.join(lost)}; leave {'it' if len(lost) == 1 else 'them'}"
+                                " out (or start the gateway with --drop-unsupported)")
 
 
 def _passthrough(built: HTTPRequest, body: Any, model: str) -> HTTPRequest:
@@ -135,18 +178,15 @@ async def _collect(batches: AsyncIterator[list[UniEvent]], carrier: Carrier) -> 
     return assembler.message
 
 
-async def _encode(batches: AsyncIterator[list[UniEvent]], carrier: Carrier, encoder: Encoder,
+async def _encode(batches: AsyncIterator[list[UniEvent]], carrier: Carrier, writer: BodyWriter,
                   stack: AsyncExitStack) -> AsyncIterator[bytes]:
-    """The client's body: each batch re-encoded as it arrives; a failure as the in-band error."""
+    """The client's body: each batch re-encoded as it arrives; a failure (a cut body
+    included) as the in-band error, which ends the body (the response has started)."""
     try:
-        try:
-            async for events in batches:
-                out = b"".join([encoder.feed(carrier.event(e)) for e in events])
-                if out:
-                    yield out
-        except StreamflowError as exc:
-            head = b"".join([encoder.feed(carrier.event(e)) for e in exc.events])
-            yield head + encoder.fail(exc)
+        async for chunk in writer.abody(batches, carrier.event):
+            yield chunk
+    except StreamflowError as exc:
+        log.info("upstream stream failed after the answer started: %s", exc)
     finally:
         with anyio.CancelScope(shield=True):
             await stack.aclose()
@@ -155,20 +195,23 @@ async def _encode(batches: AsyncIterator[list[UniEvent]], carrier: Carrier, enco
 def create_app(upstream: str | Upstream, upstream_dialect: str | None = None, *,
                api_key: str | None = None, model: str | None = None,
                client: httpx.AsyncClient | None = None,
-               limits: Limits = DEFAULT_LIMITS) -> Starlette:
-    """A starlette app translating the three client dialects to ``upstream``.
+               limits: Limits = DEFAULT_LIMITS, drop_unsupported: bool = False) -> Starlette:
+    """A starlette app translating every client dialect (:func:`client_routes`) to ``upstream``.
 
     ``upstream`` is the upstream API's base URL (with ``upstream_dialect``) or an
-    :class:`Upstream`. The app closes the HTTP client it made when its lifespan
-    ends (when mounted in another app, the client lives as long as the process).
+    :class:`Upstream`. ``drop_unsupported`` drops client options the upstream
+    cannot carry instead of answering 400 (see the module doc). The app closes the
+    HTTP client it made when its lifespan ends (when mounted in another app, the
+    client lives as long as the process).
     """
     if isinstance(upstream, str):
         if not upstream_dialect:
             raise ValueError("create_app needs upstream_dialect with an upstream URL")
         upstream = Upstream(upstream, upstream_dialect, api_key=api_key, model=model,
                             client=client, limits=limits)
+    get_request(upstream.dialect)  # an upstream needs a request side: fail here, not per request
     target = upstream
-    gateway = Gateway(target)
+    gateway = Gateway(target, drop_unsupported=drop_unsupported)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -178,7 +221,7 @@ def create_app(upstream: str | Upstream, upstream_dialect: str | None = None, *,
             await target.aclose()
 
     routes = [Route(path, gateway.handler(dialect), methods=["POST"])
-              for path, dialect in CLIENT_ROUTES.items()]
+              for path, dialect in client_routes().items()]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.gateway = gateway
     return app

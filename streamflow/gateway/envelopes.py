@@ -6,11 +6,15 @@ status and the client dialect's JSON error body, so the client SDK raises its ow
 exception class for that status (``anthropic.RateLimitError``,
 ``openai.BadRequestError``...). The upstream's status is kept; failures that have
 none map to 400 (bad request), 502 (upstream unreachable or broken) or 504
-(timeout). A failure after the answer started is the encoder's in-band error event.
+(timeout). The envelope itself is the client dialect's (``error_body`` of its
+request format in the registry). A failure after the answer started is the
+encoder's in-band error event.
 """
 
 from __future__ import annotations
 
+from ..dialects import get_request
+from ..dialects.request_base import ErrorInfo
 from ..errors import (
     HTTPStatusError,
     ProtocolError,
@@ -21,16 +25,6 @@ from ..errors import (
 from ..events import JSONDict
 
 __all__ = ["error_response", "status_of"]
-
-_ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error",
-                    403: "permission_error", 404: "not_found_error", 413: "request_too_large",
-                    429: "rate_limit_error", 500: "api_error", 502: "api_error",
-                    503: "overloaded_error", 504: "api_error", 529: "overloaded_error"}
-_OPENAI_TYPES = {400: "invalid_request_error", 401: "authentication_error",
-                 403: "permission_error", 404: "not_found_error", 429: "rate_limit_exceeded",
-                 500: "server_error", 502: "server_error", 503: "server_error",
-                 504: "timeout"}
-
 
 def status_of(error: StreamflowError, *, client_side: bool = False) -> int:
     """The HTTP status to answer ``error`` with (``client_side``: the client's request was bad)."""
@@ -68,12 +62,5 @@ def error_response(dialect: str, error: StreamflowError, *,
     if isinstance(error, ProtocolError) and not client_side:
         message = f"upstream answer could not be read: {message}"
     kind = error.type if isinstance(error, ProviderError) and error.type else None
-    if dialect == "anthropic":
-        etype = kind if kind and kind.endswith("_error") else _ANTHROPIC_TYPES.get(
-            status, "api_error")
-        return status, {"type": "error", "error": {"type": etype, "message": message}}
-    etype = kind or _OPENAI_TYPES.get(status, "server_error")
-    code = error.code if isinstance(error, ProviderError) and isinstance(error.code, str) \
-        else None
-    return status, {"error": {"message": message, "type": etype, "param": None,
-                              "code": code or etype}}
+    code = error.code if isinstance(error, ProviderError) else None
+    return status, get_request(dialect).error_body(ErrorInfo(status, message, kind, code))

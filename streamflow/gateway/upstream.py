@@ -11,20 +11,19 @@ upstream response, so a cancelled client request closes the upstream connection.
 
 from __future__ import annotations
 
-import math
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
-import anyio
 import httpx
 
+from .._scope import ChunkReader
 from ..decoder import StreamDecoder
-from ..errors import StreamflowError, StreamTimeoutError
+from ..dialects import credential_headers, get_request
+from ..errors import StreamflowError
 from ..events import UniEvent
 from ..limits import DEFAULT_LIMITS, Limits
 from ..providers import HTTPRequest
-from ..providers.endpoints import upstream_request
 from ..providers.request import ChatRequest
 from ..sources.http import AsyncHTTPSource
 
@@ -32,12 +31,15 @@ __all__ = ["Upstream", "client_key"]
 
 
 def client_key(headers: Mapping[str, str]) -> str | None:
-    """The API key a client sent (``x-api-key``, ``x-goog-api-key`` or a bearer token)."""
-    for name in ("x-api-key", "x-goog-api-key"):
+    """The API key a client sent: a bearer token, or any registered format's key header
+    (``x-api-key``, ``x-goog-api-key``...; :func:`~streamflow.dialects.credential_headers`)."""
+    auth = headers.get("authorization") or ""
+    if auth.lower().startswith("bearer ") and auth[7:].strip():
+        return auth[7:].strip()
+    for name in sorted(credential_headers() - {"authorization", "proxy-authorization"}):
         if headers.get(name):
             return headers[name]
-    auth = headers.get("authorization") or ""
-    return auth[7:].strip() or None if auth.lower().startswith("bearer ") else None
+    return None
 
 
 @dataclass
@@ -78,8 +80,8 @@ class Upstream:
         if self.model:
             chat.model = self.model
         key = self.api_key or client_key(client_headers)
-        return upstream_request(self.dialect, self.url, chat, api_key=key,
-                                headers=self.headers)
+        return get_request(self.dialect).http_request(self.url, chat, api_key=key,
+                                                      headers=self.headers)
 
     @asynccontextmanager
     async def open(self, request: HTTPRequest) -> AsyncIterator[AsyncIterator[list[UniEvent]]]:
@@ -89,32 +91,27 @@ class Upstream:
             client, lambda: client.build_request(request.method, request.url,
                                                  headers=request.headers, content=request.body),
             limits=self.limits)
+        reader = ChunkReader(self.limits, source.map_error)  # the deadline counts from here
         try:
-            async with source.open() as chunks:
-                yield _events(chunks, StreamDecoder(self.dialect, limits=self.limits),
-                              self.limits.idle_timeout, source)
+            async with AsyncExitStack() as stack:
+                chunks = await reader.open(stack, source.open())
+                yield _events(chunks, StreamDecoder(self.dialect, limits=self.limits), reader)
         except httpx.HTTPError as exc:
             raise source.map_error(exc) from exc
 
 
-async def _events(chunks: AsyncIterator[bytes], decoder: StreamDecoder, idle: float | None,
-                  source: AsyncHTTPSource) -> AsyncIterator[list[UniEvent]]:
-    """Decode ``chunks``; an idle gap or a dropped connection is a typed error, partial kept."""
-    iterator = chunks.__aiter__()
-    wait = math.inf if idle is None else idle
+async def _events(chunks: AsyncIterator[bytes], decoder: StreamDecoder,
+                  reader: ChunkReader) -> AsyncIterator[list[UniEvent]]:
+    """Decode ``chunks`` read by THE chunk reader (idle timeout, deadline, typed errors);
+    a failure carries the partial message."""
     while True:
         try:
-            with anyio.fail_after(wait):
-                chunk = await iterator.__anext__()
-        except StopAsyncIteration:
-            break
-        except TimeoutError:
-            raise StreamTimeoutError("idle", wait, partial=decoder.partial) from None
-        except httpx.HTTPError as exc:
-            error = source.map_error(exc)
-            if isinstance(error, StreamflowError):
-                raise error.with_partial(decoder.partial) from exc
+            chunk = await reader.next(chunks)
+        except StreamflowError as exc:
+            exc.with_partial(decoder.partial)
             raise
+        if chunk is None:
+            break
         events = decoder.feed(chunk)
         if events:
             yield events

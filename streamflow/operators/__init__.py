@@ -13,6 +13,7 @@ here. Every operator keeps its state per subscription.
 ``tap_usage``       calls back with the final usage, once; passes events through
 ``on_error``        raise / convert to a StreamFailure item / retry
 ``encode``          UniEvent -> a wire format's body bytes (anthropic, openai-chat...)
+``from_async``      an async generator function over UniEvents, as an operator
 =================== ==================================================================
 """
 
@@ -22,6 +23,7 @@ from ._base import Handlers, Operator, stateful
 from .accumulate_json import ToolCallState, accumulate_json
 from .encode import encode
 from .frame import frame
+from .from_async import from_async
 from .group_by_block import Block, group_by_block
 from .normalize import normalize
 from .on_error import StreamFailure, StreamRestart, exponential_backoff, on_error
@@ -41,6 +43,7 @@ __all__ = [
     "encode",
     "exponential_backoff",
     "frame",
+    "from_async",
     "group_by_block",
     "normalize",
     "on_error",

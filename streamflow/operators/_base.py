@@ -19,9 +19,10 @@ from typing import Any, TypeVar
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
-from ..sources.bridge import Source, report_unhandled
+from .._scope import report_unhandled
+from ..sources.bridge import Source
 
-__all__ = ["Handlers", "Operator", "stateful"]
+__all__ = ["Handlers", "Operator", "stateful", "subscriber"]
 
 A = TypeVar("A")
 B = TypeVar("B")
@@ -76,24 +77,32 @@ class _Guard:
         self._upstream.dispose()
 
 
+def subscriber(source: Observable[Any], setup: Callable[[abc.ObserverBase[Any]], Handlers]
+               ) -> Callable[..., abc.DisposableBase]:
+    """The subscribe function of ``source`` piped through a :func:`stateful` operator
+    (what an ``Observable`` subclass such as ``pipeline()``'s passes to its base)."""
+
+    def subscribe(observer: abc.ObserverBase[Any],
+                  scheduler: abc.SchedulerBase | None = None) -> abc.DisposableBase:
+        upstream = SingleAssignmentDisposable()
+        guard = _Guard(setup(observer), upstream)
+        if isinstance(source, Source):  # ours: it pushes to the guard, no hop between
+            try:
+                upstream.disposable = source.subscribe_guarded(guard, scheduler)
+            except Exception as exc:  # as reactivex's subscribe does: to on_error
+                guard.on_error(exc)
+        else:
+            upstream.disposable = source.subscribe(guard.on_next, guard.on_error,
+                                                   guard.on_completed, scheduler=scheduler)
+        return Disposable(guard.dispose)
+
+    return subscribe
+
+
 def stateful(setup: Callable[[abc.ObserverBase[Any]], Handlers]) -> Operator[Any, Any]:
     """A pipeable operator whose state is created by ``setup`` per subscription."""
 
     def operator(source: Observable[Any]) -> Observable[Any]:
-        def subscribe(observer: abc.ObserverBase[Any],
-                      scheduler: abc.SchedulerBase | None = None) -> abc.DisposableBase:
-            upstream = SingleAssignmentDisposable()
-            guard = _Guard(setup(observer), upstream)
-            if isinstance(source, Source):  # ours: it pushes to the guard, no hop between
-                try:
-                    upstream.disposable = source.subscribe_guarded(guard, scheduler)
-                except Exception as exc:  # as reactivex's subscribe does: to on_error
-                    guard.on_error(exc)
-            else:
-                upstream.disposable = source.subscribe(guard.on_next, guard.on_error,
-                                                       guard.on_completed, scheduler=scheduler)
-            return Disposable(guard.dispose)
-
-        return Observable(subscribe)
+        return Observable(subscriber(source, setup))
 
     return operator

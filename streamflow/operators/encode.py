@@ -5,14 +5,17 @@ Marble::
     events:            --delta--delta--stop--|
     encode("openai-chat"): --b1-----b2-----b3+[DONE]--|
 
-A thin wrapper of the sans-IO :class:`~streamflow.dialects.encoder.Encoder` (one
-per subscription): each event's bytes are emitted at once (nothing when an event
-writes nothing yet). A :class:`~streamflow.errors.StreamflowError` from upstream
-is written as the dialect's in-band error event, then passed on, so the consumer
-(a server, a file) gets a well-formed body *and* knows the stream failed. An
-upstream that completes without a stop event (``take(n)``, a cut source) gets the
-in-band error of an :class:`~streamflow.errors.IncompleteStreamError`, which is
-then raised: never a silent end. Other exceptions (bugs) pass through untouched.
+A thin wrapper of the one encode routine,
+:class:`~streamflow.dialects.encoder.BodyWriter`, over a sans-IO
+:class:`~streamflow.dialects.encoder.Encoder` (one per subscription): each
+event's bytes are emitted at once (nothing when an event writes nothing yet).
+A :class:`~streamflow.errors.StreamflowError` from upstream is written as the
+dialect's in-band error event, then passed on, so the consumer (a server, a
+file) gets a well-formed body *and* knows the stream failed. An upstream that
+completes without a stop event (``take(n)``, a cut source) gets the in-band
+error of an :class:`~streamflow.errors.IncompleteStreamError`, which is then
+raised: never a silent end, the same end as ``streamflow.encode()``, the gateway
+and the web responses. Other exceptions (bugs) pass through untouched.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from typing import Any
 from reactivex import abc
 
 from ..dialects import get_encoder
-from ..errors import IncompleteStreamError, StreamflowError
+from ..dialects.encoder import BodyWriter
+from ..errors import StreamflowError
 from ..events import UniEvent
 from ._base import Handlers, Operator, stateful
 
@@ -35,23 +39,27 @@ def encode(dialect: str, **flavour: Any) -> Operator[UniEvent, bytes]:
     cls(**flavour)  # bad options fail here, when the pipeline is built
 
     def setup(observer: abc.ObserverBase[bytes]) -> Handlers:
-        encoder = cls(**flavour)
+        writer = BodyWriter(cls(**flavour))
         emit = observer.on_next
 
         def on_next(event: UniEvent) -> None:
-            chunk = encoder.feed(event)
+            chunk = writer.feed(event)
             if chunk:
                 emit(chunk)
 
         def on_error(error: Exception) -> None:
-            if isinstance(error, StreamflowError) and not encoder.finished:
-                emit(encoder.fail(error))
+            if isinstance(error, StreamflowError):
+                chunk = writer.fail(error)
+                if chunk:
+                    emit(chunk)
             observer.on_error(error)
 
         def on_completed() -> None:
-            if not encoder.finished:
-                on_error(IncompleteStreamError(
-                    f"the event stream ended without a stop event ({dialect} body cut)"))
+            tail, incomplete = writer.end()
+            if tail:
+                emit(tail)
+            if incomplete is not None:
+                observer.on_error(incomplete)
                 return
             observer.on_completed()
 

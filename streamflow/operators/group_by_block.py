@@ -35,7 +35,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 
 from ..errors import SinkError
-from ..events import ContentItem, UniEvent
+from ..events import ContentItem, UniEvent, is_done
 from ._base import Handlers, Operator, stateful
 
 __all__ = ["Block", "group_by_block"]
@@ -129,7 +129,7 @@ def group_by_block() -> Operator[UniEvent, Block]:
                 count += 1
                 observer.on_next(block)
             block._push(item)
-            if item.type.endswith(".done"):
+            if is_done(item):
                 block.done = item
                 current = None
                 block._close()

@@ -29,7 +29,7 @@ from ..decoder import StreamDecoder
 from ..events import UniEvent
 from ..limits import Limits
 from ._base import Handlers, Operator, stateful
-from .pipeline import subscribe_decoder
+from .pipeline import decoder_handlers
 
 __all__ = ["normalize"]
 
@@ -40,6 +40,8 @@ def normalize(dialect: str = "auto", *, framing: str = "sse", limits: Limits | N
     StreamDecoder(dialect, framing=framing, limits=limits, **options)  # fail fast on bad names
 
     def setup(observer: abc.ObserverBase[UniEvent]) -> Handlers:
-        return subscribe_decoder(observer, dialect, framing, limits, options, frames=True)
+        decoder = StreamDecoder(dialect, framing=framing, limits=limits, emit=observer.on_next,
+                                **options)
+        return decoder_handlers(decoder, observer, frames=True)
 
     return stateful(setup)

@@ -38,10 +38,10 @@ import anyio
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
 
+from .._scope import current_scope
 from ..errors import StreamflowError
 from ..message import Message
 from ..outcome import StreamFailure, StreamRestart
-from ..sources.bridge import current_scope
 from ._base import Handlers, Operator, stateful
 
 __all__ = ["StreamFailure", "StreamRestart", "exponential_backoff", "on_error"]

@@ -18,40 +18,31 @@ from the same chunk.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
 from reactivex import Observable, abc
 
-from ..decoder import StreamDecoder, lend
+from ..decoder import StreamDecoder
 from ..events import UniEvent
 from ..framing.sse import ServerSentEvent
 from ..limits import Limits
-from ._base import Handlers, Operator, stateful
+from ._base import Handlers, Operator, subscriber
 
-__all__ = ["DecodedObservable", "as_frame", "pipeline", "subscribe_decoder"]
+__all__ = ["DecodedObservable", "as_frame", "decoder_handlers", "pipeline"]
 
 
-def subscribe_decoder(observer: abc.ObserverBase[Any], dialect: str, framing: str | None,
-                      limits: Limits | None, options: dict[str, Any], *,
-                      frames: bool = False,
-                      lend_to: Callable[[StreamDecoder], None] | None = None) -> Handlers:
-    """The handlers of one subscription: a :class:`StreamDecoder` emitting to ``observer``.
+def decoder_handlers(decoder: StreamDecoder, observer: abc.ObserverBase[Any], *,
+                     frames: bool = False) -> Handlers:
+    """The handlers of one subscription feeding ``decoder`` (built by the caller, emitting
+    where the caller chose: ``observer.on_next``, or ``run()``'s fan-out).
 
     The shared body of ``pipeline``, ``normalize`` (``frames=True``: items are frames)
     and ``run()``'s front: ``on_next`` feeds, ``on_completed`` closes (the decoder
     raises if the stream was cut), ``on_error`` passes the upstream error on with
     ``partial`` attached -- or completes when the stream had already stopped (a
-    stream never ends with both). The decoder is lent to a ``run()`` subscribing now
-    (or handed to ``lend_to``: ``run()``'s own front).
+    stream never ends with both).
     """
-    decoder = StreamDecoder(dialect, framing=framing, limits=limits, emit=observer.on_next,
-                            **options)
-    if lend_to is None:
-        lend(decoder)
-    else:
-        lend_to(decoder)
     close = decoder.close_frames if frames else decoder.close
 
     def on_error(error: Exception) -> None:
@@ -104,23 +95,23 @@ def pipeline(dialect: str = "auto", framing: str | None = None, limits: Limits |
 
 
 class DecodedObservable(Observable[UniEvent]):
-    """What ``pipeline()`` returns: the UniEvents decoded from ``source``'s body chunks.
+    """What ``pipeline()`` returns: the UniEvents decoded from ``upstream``'s body chunks.
 
-    ``run()`` given one subscribes :meth:`lent_to` instead (the same pipeline, its
-    decoder handed to ``run``), so the events go from the decoder to ``run``'s sinks
-    with no hop between, and the message is assembled once.
+    It keeps its parts (``upstream``, ``dialect``, ``framing``, ``limits``,
+    ``options``) so ``run()`` given one decodes ``upstream`` itself, with its own
+    decoder emitting straight to the sinks (no hop between, the message assembled once).
     """
 
-    def __init__(self, source: Observable[bytes], dialect: str, framing: str | None,
-                 limits: Limits | None, options: dict[str, Any],
-                 lend_to: Callable[[StreamDecoder], None] | None = None) -> None:
+    def __init__(self, upstream: Observable[bytes], dialect: str, framing: str | None,
+                 limits: Limits | None, options: dict[str, Any]) -> None:
         def setup(observer: abc.ObserverBase[UniEvent]) -> Handlers:
-            return subscribe_decoder(observer, dialect, framing, limits, options,
-                                     lend_to=lend_to)
+            decoder = StreamDecoder(dialect, framing=framing, limits=limits,
+                                    emit=observer.on_next, **options)
+            return decoder_handlers(decoder, observer)
 
-        super().__init__(stateful(setup)(source)._subscribe_core)
-        self._args = (source, dialect, framing, limits, options)
-
-    def lent_to(self, borrower: Callable[[StreamDecoder], None]) -> DecodedObservable:
-        """The same pipeline, its decoder handed to ``borrower`` at each subscription."""
-        return DecodedObservable(*self._args, lend_to=borrower)
+        super().__init__(subscriber(upstream, setup))
+        self.upstream = upstream
+        self.dialect = dialect
+        self.framing = framing
+        self.limits = limits
+        self.options = options

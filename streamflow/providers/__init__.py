@@ -1,7 +1,10 @@
 """Request builders, one module per provider API, one line each in :data:`PROVIDERS`.
 
 A provider builds the streaming HTTP request and the next turn's messages (see
-:mod:`streamflow.providers.base`); its ``dialect`` names the decoder of its answer.
+:mod:`streamflow.providers.base`); its ``dialect`` names the decoder of its answer and
+the request side (``streamflow.dialects.get_request``) its URL and headers come from.
+The neutral request model the gateway translates through is
+:mod:`streamflow.providers.request`.
 """
 
 from __future__ import annotations

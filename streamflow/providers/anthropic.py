@@ -23,11 +23,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..dialects.anthropic.request import API_VERSION, block
 from ..message import Message
 from ..tools import Tool, ToolResult
 from .base import HTTPRequest, JSONDict, Provider
-from .endpoints import ANTHROPIC_VERSION as API_VERSION
-from .formats.anthropic import block
 
 __all__ = ["API_VERSION", "AnthropicProvider"]
 
@@ -58,12 +57,7 @@ class AnthropicProvider(Provider):
             body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
             body["max_tokens"] = max(self.max_tokens, self.thinking_budget + 1024)
         body.update(self.extra_body)
-        headers = {"content-type": "application/json", "accept": "text/event-stream",
-                   "anthropic-version": API_VERSION}
-        if self.api_key:
-            headers["x-api-key"] = self.api_key
-        headers.update(self.extra_headers)
-        return HTTPRequest(f"{self.base_url}/v1/messages", headers, body)
+        return HTTPRequest(self.endpoint(), self.http_headers(), body)
 
     def tool_specs(self, tools: Iterable[Tool]) -> list[JSONDict]:
         """``[{"name", "description", "input_schema"}]``."""

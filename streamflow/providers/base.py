@@ -41,8 +41,14 @@ class HTTPRequest:
         return to_json(self.json)
 
     def redacted_headers(self) -> dict[str, str]:
-        """The headers with credentials masked (for logs and ``--dry-run`` output)."""
-        secret = ("authorization", "x-api-key", "api-key")
+        """The headers with credentials masked (for logs and ``--dry-run`` output).
+
+        The credential headers are those of every registered request format
+        (:func:`streamflow.dialects.credential_headers`), so a new dialect's key
+        header is masked too.
+        """
+        from ..dialects import credential_headers
+        secret = credential_headers()
         return {k: ("***" if k.lower() in secret else v) for k, v in self.headers.items()}
 
 
@@ -75,6 +81,18 @@ class Provider(ABC):
         if self.api_key is None and self.env_key:
             self.api_key = os.environ.get(self.env_key) or None
         self.base_url = (self.base_url or self.default_base_url).rstrip("/")
+
+    def http_headers(self) -> dict[str, str]:
+        """The request headers: JSON in, SSE out, the dialect's fixed and credential
+        headers (from its request format in the registry), then ``extra_headers``."""
+        from ..dialects import get_request
+        return {"content-type": "application/json", "accept": "text/event-stream",
+                **get_request(self.dialect).credentials(self.api_key), **self.extra_headers}
+
+    def endpoint(self) -> str:
+        """The streaming endpoint's URL (the dialect's path under ``base_url``)."""
+        from ..dialects import get_request
+        return get_request(self.dialect).url(self.base_url or "", self.model)
 
     @staticmethod
     def user_message(text: str) -> JSONDict:

@@ -24,10 +24,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..dialects.openai_chat.request import assistant_message, is_official
 from ..message import Message
 from ..tools import Tool, ToolResult
 from .base import HTTPRequest, JSONDict, Provider
-from .formats.openai_chat import assistant_message
 
 __all__ = ["OpenAIChatProvider"]
 
@@ -52,17 +52,13 @@ class OpenAIChatProvider(Provider):
                           "stream_options": {"include_usage": True}}
         # OpenAI's own API wants max_completion_tokens (reasoning models refuse
         # max_tokens); compatible servers know max_tokens.
-        official = self.base_url == self.default_base_url
+        official = is_official(self.base_url or "")
         body["max_completion_tokens" if official else "max_tokens"] = self.max_tokens
         specs = self.tool_specs(tools)
         if specs:
             body["tools"] = specs
         body.update(self.extra_body)
-        headers = {"content-type": "application/json", "accept": "text/event-stream"}
-        if self.api_key:
-            headers["authorization"] = f"Bearer {self.api_key}"
-        headers.update(self.extra_headers)
-        return HTTPRequest(f"{self.base_url}/chat/completions", headers, body)
+        return HTTPRequest(self.endpoint(), self.http_headers(), body)
 
     def tool_specs(self, tools: Iterable[Tool]) -> list[JSONDict]:
         """``[{"type": "function", "function": {"name", "description", "parameters"}}]``."""

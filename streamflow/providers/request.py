@@ -1,8 +1,9 @@
 """The neutral request model: one chat request, whatever API it is written for.
 
-Each request format has a parser (``parse(body) -> ChatRequest``) and a builder
-(``build(request) -> dict``) in :mod:`streamflow.providers.formats`; a translating
-gateway is ``build_X(parse_Y(body))``.
+Each dialect with a request side has a parser (``parse(body) -> ChatRequest``) and a
+builder (``build(request) -> dict``) in its ``dialects/<name>/request.py``, reached
+through ``streamflow.dialects.get_request(name)``; a translating gateway is
+``build_X(parse_Y(body))``, refusing what X cannot carry (``RequestFormat.unsupported``).
 
 The parts of a turn are the UniEvent ``.done`` items themselves (``TextItem``,
 ``ThinkingItem``, ``ToolCallItem``, ``InlineThinkingItem``, ``InlineDataItem``)
@@ -134,9 +135,15 @@ def effort_of(thinking: Thinking) -> str:
 class ChatRequest:
     """A chat request in no particular API's format (see the module doc).
 
-    ``extra`` holds the top-level fields of the source body the model has no place
-    for (``metadata``, ``top_k``, ``user``...), for a builder of the same format to
-    put back; ``source`` names the format it was parsed from.
+    ``options`` holds the neutral options with no field of their own (names of
+    ``dialects.request_base.NEUTRAL_OPTIONS``): ``response_format`` (``{"type":
+    "text" | "json_object"}`` or ``{"type": "json_schema", "name", "schema",
+    "strict"?, "description"?}``), ``seed``, ``top_k``, ``frequency_penalty``,
+    ``presence_penalty``, ``user``, ``metadata``, ``n``. ``asked`` maps each option
+    the client's body set (these, ``stop`` and ``parallel_tool_calls: false``) to its
+    name in the client's format, so a refusal names it. ``extra`` holds the top-level
+    fields of the source body the model has no place for, for a builder of the same
+    format to put back; ``source`` names the format it was parsed from.
     """
 
     model: str = ""
@@ -151,8 +158,16 @@ class ChatRequest:
     stream: bool = True
     include_usage: bool = False
     thinking: Thinking | None = None
+    options: JSONDict = field(default_factory=dict)
+    asked: dict[str, str] = field(default_factory=dict)
     extra: JSONDict = field(default_factory=dict)
     source: str = ""
+
+    def ask(self, option: str, key: str, value: object) -> None:
+        """Record option ``option`` set to ``value`` by the client's field ``key``."""
+        if value is not None:
+            self.options[option] = value
+            self.asked[option] = key
 
     def tool_names(self) -> dict[str, str]:
         """Tool-call id -> tool name, from the assistant turns (Gemini's results need names)."""

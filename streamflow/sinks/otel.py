@@ -1,6 +1,6 @@
 """OpenTelemetry sink: one GenAI client span per stream (optional extra ``otel``).
 
-:class:`OtelSink` needs ``opentelemetry-api`` (``pip install 'streamflow[otel]'``);
+:class:`OtelSink` needs ``opentelemetry-api`` (``pip install 'streamflow-llm[otel]'``);
 it is imported when the sink is created, with a clear error when missing. Spans
 are named ``chat {model}`` (control characters in the model shown as visible
 escapes, :func:`~streamflow.sinks.sanitize.escape_controls`; attributes keep the
@@ -46,7 +46,7 @@ def _trace_api() -> Any:
         from opentelemetry import trace
     except ImportError:
         raise ImportError("OtelSink needs the OpenTelemetry API: "
-                          "pip install 'streamflow[otel]' (opentelemetry-api)") from None
+                          "pip install 'streamflow-llm[otel]' (opentelemetry-api)") from None
     return trace
 
 

@@ -15,6 +15,11 @@ stream to ``maxlen`` entries (exactly), so a runaway stream cannot grow without
 bound; while live, the expiry is renewed every ``heartbeat`` seconds, so the key of
 a producer that died (SIGKILL) still goes away.
 
+The sink names its entries ``<ms>-<n>`` (its clock at the start, then a count from
+0): readers tell a trimmed or lost entry from the ids alone, and a write that
+:class:`~streamflow.sources.redis_link.RedisLink` retries after a dropped connection
+is refused by Redis if it had arrived, never stored twice.
+
 The sink never stops the upstream: ``run()`` reads it to its end (bounded by the
 ``deadline`` of its limits) whether or not anyone is reading the key, so a client
 that comes later gets the whole answer.
@@ -27,23 +32,35 @@ from __future__ import annotations
 
 import json
 import math
+import secrets
+import time
 from types import TracebackType
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
+from .._scope import current_scope
 from ..errors import CancelledStreamError, StreamflowError, TransportError
-from ..events import UniEvent
-from ..sources.bridge import current_scope
-from ..sources.redis_streams import BEAT, DEFAULT_HEARTBEAT, END, EVENT, START, RedisLink
+from ..events import UniEvent, usage_to_dict
+from ..sources.redis_link import transport_error
+from ..sources.redis_streams import (
+    BEAT,
+    DEFAULT_HEARTBEAT,
+    END,
+    EVENT,
+    START,
+    RedisLink,
+    entry_id,
+    parse_entry,
+)
 from .base import AsyncSink
 
 __all__ = ["RedisStreamSink"]
 
 
 def _json(item: UniEvent | StreamflowError) -> str:
-    """The uni JSON of an event, or of an error with its partial's provider data."""
+    """The uni JSON of an event, or of an error with its partial's provider data and usage."""
     from ..dialects.uni.decode import to_json
 
     text = to_json(item)
@@ -52,6 +69,10 @@ def _json(item: UniEvent | StreamflowError) -> str:
         provider = json.dumps(partial.provider, ensure_ascii=False, separators=(",", ":"),
                               default=str)
         text = text[:-1] + ',"provider":' + provider + "}"
+    if isinstance(item, StreamflowError) and partial is not None and partial.usage_metadata:
+        usage = json.dumps(usage_to_dict(partial.usage_metadata), ensure_ascii=False,
+                           separators=(",", ":"), default=str)
+        text = text[:-1] + ',"usage_metadata":' + usage + "}"
     return text
 
 
@@ -83,6 +104,9 @@ class RedisStreamSink(AsyncSink):
         self.ttl = max(1, math.ceil(ttl))
         self.heartbeat = heartbeat
         self.last_id: str | None = None  # id of the last entry written
+        self._ms = 0  # the ms part of every entry id: the clock when the stream started
+        self._count = 0  # entries written: the sequence number of the next one
+        self._writer = secrets.token_hex(8)  # tells our start entry from another writer's
         self.finished = False  # the terminal entry is queued (or written)
         self._link = link
         self._own_link = link is None
@@ -92,7 +116,7 @@ class RedisStreamSink(AsyncSink):
         self._room = anyio.Event()
         self._done = anyio.Event()
         self._error: StreamflowError | None = None
-        self._writer: anyio.CancelScope | None = None
+        self._loop: anyio.CancelScope | None = None
         self._renewed = 0.0
         self._group: Any = None
 
@@ -113,22 +137,25 @@ class RedisStreamSink(AsyncSink):
             group = scope.task_group
         if self._link is None:
             self._link = RedisLink(self.url)
+        self._ms = time.time_ns() // 1_000_000
         await self._write([{"k": START, "heartbeat": repr(self.heartbeat),
-                            "maxlen": str(self.maxlen)}])
+                            "maxlen": str(self.maxlen), "w": self._writer}])
         self._started = True
-        self._writer = anyio.CancelScope()
-        group.start_soon(self._write_loop, self._writer, name=f"streamflow-redis:{self.key}")
+        self._loop = anyio.CancelScope()
+        group.start_soon(self._write_loop, self._loop, name=f"streamflow-redis:{self.key}")
         return self.last_id or ""
 
     async def _write(self, batch: list[dict[str, str]]) -> None:
         """XADD every entry in one round trip; renew the expiry now and then, set it at the end."""
         assert self._link is not None
+        ids = [entry_id((self._ms, self._count + n)) for n in range(len(batch))]
         # only the start entry may create the key: a later write to a missing key means
         # Redis lost it (a restart without persistence), and must fail, not start afresh
         commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
-            ("xadd", (self.key, fields), {"maxlen": self.maxlen, "approximate": False,
+            ("xadd", (self.key, fields), {"id": id_, "maxlen": self.maxlen,
+                                          "approximate": False,
                                           "nomkstream": fields["k"] != START})
-            for fields in batch]
+            for id_, fields in zip(ids, batch, strict=True)]
         now = anyio.current_time()
         if batch[-1]["k"] == END:
             commands.append(("expire", (self.key, self.ttl), {}))
@@ -136,11 +163,28 @@ class RedisStreamSink(AsyncSink):
             # a live key outlives its last renewal by ttl + a few beats
             commands.append(("expire", (self.key, self.ttl + math.ceil(3 * self.heartbeat)), {}))
             self._renewed = now
-        replies = await self._link.pipeline(*commands, transaction=False)
-        if replies[len(batch) - 1] is None:
-            raise TransportError(f"the stream {self.key!r} vanished from Redis while being "
-                                 "written (a restart without persistence, or a flush)")
-        self.last_id = str(replies[len(batch) - 1])
+        replies = await self._link.pipeline(*commands, transaction=False, raise_on_error=False)
+        for id_, fields, reply in zip(ids, batch, replies, strict=False):
+            if reply is None:
+                raise TransportError(f"the stream {self.key!r} vanished from Redis while being "
+                                     "written (a restart without persistence, or a flush)")
+            if isinstance(reply, Exception) and not await self._arrived(id_, fields, reply):
+                raise transport_error(reply)
+        for reply in replies[len(batch):]:
+            if isinstance(reply, Exception):
+                raise transport_error(reply)
+        self._count += len(batch)
+        self.last_id = ids[-1]
+
+    async def _arrived(self, id_: str, fields: dict[str, str], error: Exception) -> bool:
+        """Whether Redis refused entry ``id_`` because a retried send had already written it."""
+        if "equal or smaller" not in str(error):
+            return False
+        if fields["k"] != START:
+            return True  # the key is ours since our start entry: only we write these ids
+        assert self._link is not None
+        found = await self._link.call("xrange", self.key, id_, id_)
+        return bool(found) and parse_entry(found[0]).fields.get("w") == self._writer
 
     async def _write_loop(self, cancel: anyio.CancelScope) -> None:
         with cancel:
@@ -208,8 +252,8 @@ class RedisStreamSink(AsyncSink):
     async def aclose(self) -> None:
         """Stop the writer and close an own connection (the entries stay until they expire)."""
         self.finished = True
-        if self._writer is not None:
-            self._writer.cancel()
+        if self._loop is not None:
+            self._loop.cancel()
         if self._link is not None and self._own_link:
             await self._link.aclose()
 

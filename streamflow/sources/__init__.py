@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
-from .bridge import NoScopeError, Scope, Source, current_scope, scope
+from .._scope import NoScopeError, Scope, current_scope, scope
+from .bridge import Source
 from .file import framing_for_path, from_file
 from .iterables import (
     AsyncIterableSource,

@@ -28,8 +28,9 @@ from contextlib import asynccontextmanager, contextmanager
 import anyio
 import httpx
 
+from .._scope import ChunkStream, current_scope
 from ..limits import DEFAULT_LIMITS, Limits
-from .bridge import ChunkStream, Source, current_scope
+from .bridge import Source
 from .http_body import body_chunks, body_chunks_sync
 from .http_errors import (
     MAX_ERROR_BODY,

@@ -6,7 +6,8 @@ Marble (one subscription = one reader of the key)::
     from_redis(url, key)                   --ev--ev--(beat)--ev--stop|
     from_redis(url, key, last_event_id=i)  (events <= i rebuild the message)--ev--stop|
     producer died (no beat for window)     --ev--ev--#StreamTimeoutError(partial)
-    Redis went away                        --ev--#TransportError
+    Redis went away (after one retry)      --ev--#TransportError
+    entries trimmed before they were read  --ev--#LimitExceededError("redis_maxlen")
     no such key                            #StreamNotFoundError
 
 The body is the ``uni`` SSE encoding with ``id: <entry id>`` on every event (so
@@ -19,9 +20,10 @@ events after it and ``run()`` still returns the whole message.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing, asynccontextmanager
 
+from ..dialects.frames_out import sse_data, text_bytes
 from ..limits import Limits
 from .bridge import ChunkStream, Source
 from .redis_streams import BEAT, END, EVENT, RedisLink, entry_key, read_entries
@@ -37,8 +39,7 @@ def sse_frame(entry_id: str, data: str, *, replay: bool = False) -> bytes:
     A replayed event carries the resume point as its id (not its own), so a reader
     cut during the replay still resumes after the right event.
     """
-    head = b"event: replay\n" if replay else b""
-    return head + b"id: " + entry_id.encode() + b"\ndata: " + data.encode("utf-8") + b"\n\n"
+    return sse_data(text_bytes(data), "replay" if replay else None, entry_id, checked=True)
 
 
 class RedisSource(Source):
@@ -74,16 +75,17 @@ class RedisSource(Source):
             if link is not self.link:
                 await link.aclose()
 
-    async def _frames(self, link: RedisLink) -> AsyncIterator[bytes]:
+    async def _frames(self, link: RedisLink) -> AsyncGenerator[bytes, None]:
         last = None if self.last_event_id is None else entry_key(self.last_event_id)
-        async for entry in read_entries(link, self.key, window=self.window_seconds):
-            if entry.kind in (EVENT, END):
-                if last is not None and entry_key(entry.id) <= last:
-                    yield sse_frame(self.last_event_id or "", entry.data, replay=True)
-                else:
-                    yield sse_frame(entry.id, entry.data)
-            elif entry.kind == BEAT:
-                yield HEARTBEAT_FRAME
+        async with aclosing(read_entries(link, self.key, window=self.window_seconds)) as entries:
+            async for entry in entries:
+                if entry.kind in (EVENT, END):
+                    if last is not None and entry_key(entry.id) <= last:
+                        yield sse_frame(self.last_event_id or "", entry.data, replay=True)
+                    else:
+                        yield sse_frame(entry.id, entry.data)
+                elif entry.kind == BEAT:
+                    yield HEARTBEAT_FRAME
 
 
 def from_redis(url: str, key: str, *, last_event_id: str | None = None,

@@ -44,10 +44,11 @@ import anyio
 import anyio.lowlevel
 from reactivex import abc
 
+from .._scope import current_scope
 from ..errors import StreamTimeoutError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..recording import Recording, is_recording, read_recording
-from .bridge import Source, current_scope
+from .bridge import Source
 from .file import framing_for_path
 from .iterables import from_iterable
 

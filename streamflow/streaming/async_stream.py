@@ -20,22 +20,21 @@ error is raised by the iteration after every event before it; a failed sink give
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any
 
 import anyio
-from reactivex import abc
 
-from ..errors import CancelledStreamError
+from .._scope import scope
 from ..events import UniEvent
-from ..fanout import FanOut
 from ..limits import Limits
 from ..message import Message
-from ..runtime import _front
-from ..sources.bridge import scope
-from ..sources.coerce import as_source
+from ..runtime import Run
+from ..structured import OutputFrom
 from .channel import Channel
+from .output import StructuredOutput
 from .views import Blocks, BlockStream, TextStream
 
 __all__ = ["BlockStream", "Stream", "stream"]
@@ -50,22 +49,23 @@ class Stream:
 
     def __init__(self, source: Any, *, dialect: str = "auto", sinks: tuple[Any, ...] = (),
                  framing: str | None = None, limits: Limits | None = None,
-                 buffer: int = 256, options: dict[str, Any] | None = None) -> None:
-        self._source = as_source(source, caller="stream()")
-        self._fan = FanOut(sinks)
+                 buffer: int = 256, options: dict[str, Any] | None = None,
+                 transforms: Sequence[Any] = (), output: Any = None,
+                 output_from: OutputFrom = "auto") -> None:
+        self._run = Run(source, sinks, dialect=dialect, framing=framing, limits=limits,
+                        options=options, caller="stream()", transforms=transforms)
+        self._fan = self._run.fan
         self._channel = Channel(buffer, self._decoder_last_id)
         self._fan.add(self._channel)
-        self._dialect, self._framing, self._limits = dialect, framing, limits
-        self._options = options or {}
+        self._limits = limits
+        self._output = StructuredOutput(output, output_from, limits)
         self._stack: AsyncExitStack | None = None
-        self._subscription: abc.DisposableBase | None = None
-        self._outcome: Message | BaseException | None = None
         self._raised = False
         self.last_event_id: str | None = None
         """The SSE id of the last event delivered (``None`` when the body has no ids)."""
 
     def _decoder_last_id(self) -> str | None:
-        decoder = self._fan.decoder
+        decoder = self._run.decoder
         return decoder.last_event_id if decoder is not None else None
 
     # -- context manager ---------------------------------------------------
@@ -76,13 +76,7 @@ class Stream:
         owner = await stack.enter_async_context(scope(self._limits))
         try:
             owner.pressure.append(self._channel)
-            for feeder in self._fan.feeders:
-                owner.pressure.append(feeder)
-                owner.task_group.start_soon(feeder.consume,
-                                            name=f"streamflow-sink:{type(feeder.sink).__name__}")
-            front = _front(self._source, self._dialect, self._framing, self._limits,
-                           self._options, self._fan)
-            self._subscription = self._fan.subscribe_to(front)  # reads its decoder's message
+            self._run.start(owner)
         except BaseException as exc:
             await stack.__aexit__(type(exc), exc, exc.__traceback__)
             raise
@@ -94,44 +88,24 @@ class Stream:
         suppressed = False
         try:
             if not self._fan.finished:  # left early: close the request now
-                self._cancel()
-            elif self._outcome is None:
+                self._run.cancel("the stream block was left early")
+            elif self._run.outcome is None:
                 with anyio.CancelScope(shield=exc is not None):
-                    await self._finish()
+                    await self._run.finish()
         finally:
             suppressed = bool(await self._stack.__aexit__(exc_type, exc, tb))
-        if exc is None and isinstance(self._outcome, BaseException) and not self._raised:
+        outcome = self._run.outcome
+        if exc is None and isinstance(outcome, BaseException) and not self._raised:
             self._raised = True
-            raise self._outcome  # an error nobody read: never silent
+            raise self._output.failed(outcome)  # an error nobody read: never silent
         return suppressed
-
-    def _cancel(self) -> None:
-        if self._subscription is not None:
-            self._subscription.dispose()
-        if not self._fan.finished:
-            self._fan.on_error(CancelledStreamError("the stream block was left early"))
-        for feeder in self._fan.feeders:
-            feeder.detach(CancelledStreamError("the stream block was left early"))
-
-    async def _finish(self) -> Message | BaseException:
-        """After the terminal event: let the AsyncSinks finish; run()'s outcome (kept)."""
-        if self._outcome is None:
-            if self._subscription is not None:
-                self._subscription.dispose()
-            for feeder in self._fan.feeders:
-                await feeder.finish()
-            try:
-                self._outcome = self._fan.result()
-            except Exception as error:
-                self._outcome = error
-        return self._outcome
 
     async def _settle(self) -> Message:
         """The final message, or the stream's error raised."""
-        outcome = await self._finish()
+        outcome = await self._run.finish()
         if isinstance(outcome, BaseException):
             self._raised = True
-            raise outcome
+            raise self._output.failed(outcome)
         return outcome
 
     # -- reading -----------------------------------------------------------
@@ -147,6 +121,7 @@ class Stream:
             await self._settle()
             raise StopAsyncIteration
         event, self.last_event_id = entry
+        self._output.feed(event)
         return event
 
     @property
@@ -169,9 +144,29 @@ class Stream:
             pass
         return await self._settle()
 
+    @property
+    def partial_output(self) -> Any:
+        """With ``output=T``: the output so far, an instance of T's partial type.
+
+        ``None`` until something parses; every field optional, recursively; a field once
+        present never disappears and values only grow. Reading it never raises (it is
+        parsed when read, at most once per event).
+        """
+        return self._output.snapshot
+
+    async def final_output(self) -> Any:
+        """With ``output=T``: read the rest; the output validated strictly as a T.
+
+        Raises :class:`~streamflow.errors.OutputValidationError` (``.raw``, ``.errors``,
+        ``.partial``) when it does not match, or the stream's own typed error (with
+        ``.partial_output``) when the stream failed first.
+        """
+        return self._output.final(await self.final_message())
+
 
 def stream(source: Any, *, dialect: str = "auto", sinks: Any = (), framing: str | None = None,
-           limits: Limits | None = None, buffer: int = 256, **options: Any) -> Stream:
+           limits: Limits | None = None, buffer: int = 256, transforms: Sequence[Any] = (),
+           output: Any = None, output_from: OutputFrom = "auto", **options: Any) -> Stream:
     """A :class:`Stream` over ``source``, to use as ``async with stream(...) as s``.
 
     Args:
@@ -184,7 +179,17 @@ def stream(source: Any, *, dialect: str = "auto", sinks: Any = (), framing: str 
         framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).
         limits: :class:`~streamflow.Limits` for the decoder and the read timeouts.
         buffer: events decoded ahead of the consumer before the read pauses.
+        transforms: operators applied to the UniEvents before the sinks and the
+            iteration, in order: pipeable operators or async generator functions over
+            UniEvents (``async def f(events): async for e in events: yield e``).
+        output: the structured output's type (a pydantic model, a ``TypeAdapter``-able
+            type or a JSON schema dict): ``s.partial_output`` while it arrives,
+            ``await s.final_output()`` validated at the end.
+        output_from: where the output's JSON is: ``"text"`` (the answer, a Markdown
+            fence tolerated), ``"tool"`` (the arguments of the tool call carrying it) or
+            ``"auto"`` (the tool call when the answer is one tool call and no text).
         **options: passed to the dialect decoder.
     """
     return Stream(source, dialect=dialect, sinks=tuple(sinks), framing=framing, limits=limits,
-                  buffer=buffer, options=options)
+                  buffer=buffer, options=options, transforms=transforms, output=output,
+                  output_from=output_from)

@@ -25,18 +25,16 @@ from contextlib import AbstractContextManager, ExitStack, nullcontext
 from types import GeneratorType, TracebackType
 from typing import Any
 
-from reactivex import Observable
-
 from ..decoder import StreamDecoder
-from ..errors import CancelledStreamError, StreamflowError
-from ..events import ContentItem, TextItem, UniEvent
-from ..fanout import FanOut
+from ..errors import StreamflowError
+from ..events import ContentItem, TextItem, UniEvent, is_done
 from ..limits import Limits
 from ..message import Message
-from ..runtime import _front
+from ..runtime import Run
 from ..sinks.base import AsyncSink
-from ..sources.coerce import as_source
 from ..sources.iterables import SyncSource
+from ..structured import OutputFrom
+from .output import StructuredOutput
 
 __all__ = ["SyncBlockStream", "SyncStream", "stream_sync"]
 
@@ -46,19 +44,20 @@ class SyncStream:
 
     def __init__(self, source: Any, *, dialect: str = "auto", sinks: tuple[Any, ...] = (),
                  framing: str | None = None, limits: Limits | None = None,
-                 options: dict[str, Any] | None = None) -> None:
+                 options: dict[str, Any] | None = None, output: Any = None,
+                 output_from: OutputFrom = "auto") -> None:
         if any(isinstance(s, AsyncSink) for s in sinks):
             raise TypeError("an AsyncSink needs an event loop: use `streamflow.stream(...)`")
-        self._source: Observable[Any] = as_source(source, caller="stream_sync()")
-        self._fan = FanOut(sinks)
+        self._run = Run(source, sinks, dialect=dialect, framing=framing, limits=limits,
+                        options=options, caller="stream_sync()")
+        self._source = self._run.source
+        self._fan = self._run.fan
         self._pending: deque[tuple[UniEvent, str | None]] = deque()
-        self._dialect, self._framing, self._limits = dialect, framing, limits
-        self._options = options or {}
         self._stack = ExitStack()
         self._chunks: Iterator[Any] | None = None
         self._decoder: StreamDecoder | None = None
-        self._outcome: Message | BaseException | None = None
         self._raised = False
+        self._output = StructuredOutput(output, output_from, limits)
         self.last_event_id: str | None = None
         """The SSE id of the last event delivered (``None`` when the body has no ids)."""
 
@@ -74,14 +73,13 @@ class SyncStream:
                 self._fan.on_error(failed)  # sinks hear of it, as with run_sync()
                 self._stack.close()
                 raise failed from None
-            self._decoder = StreamDecoder(self._dialect, framing=self._framing or source.framing,
-                                          limits=self._limits, emit=self._emit, **self._options)
-            self._fan.adopt(self._decoder)
+            job = self._run
+            self._decoder = job.make_decoder(job.dialect, job.framing or source.framing,
+                                             job.limits, job.options, emit=self._emit)
         else:  # any other observable: run it to its end now (it must be synchronous)
             collected: list[Any] = []
             self._fan.add(_Collect(collected))
-            self._fan.subscribe_to(_front(source, self._dialect, self._framing, self._limits,
-                                          self._options, self._fan))
+            self._run.start(None)
             if not self._fan.finished:
                 raise TypeError("stream_sync() got an asynchronous source: use "
                                 "`async with streamflow.stream(...)`")
@@ -95,7 +93,7 @@ class SyncStream:
         left_early = not self._fan.finished
         try:
             if left_early:
-                self._fan.on_error(CancelledStreamError("the stream block was left early"))
+                self._run.cancel("the stream block was left early")
         finally:
             if isinstance(self._chunks, GeneratorType):  # a generator of chunks: finish it
                 self._chunks.close()
@@ -142,18 +140,15 @@ class SyncStream:
         return source.map_error(error)
 
     def _settle_quietly(self) -> Message | BaseException:
-        if self._outcome is None:
-            try:
-                self._outcome = self._fan.result()
-            except Exception as error:
-                self._outcome = error
-        return self._outcome
+        if self._run.outcome is None:
+            self._run.outcome = self._run.settle()
+        return self._run.outcome
 
     def _settle(self) -> Message:
         outcome = self._settle_quietly()
         if isinstance(outcome, BaseException):
             self._raised = True
-            raise outcome
+            raise self._output.failed(outcome)
         return outcome
 
     # -- reading -----------------------------------------------------------
@@ -166,6 +161,7 @@ class SyncStream:
                     self._settle()
                     return
             event, self.last_event_id = self._pending.popleft()
+            self._output.feed(event)
             yield event
 
     @property
@@ -200,6 +196,15 @@ class SyncStream:
             pass
         return self._settle()
 
+    @property
+    def partial_output(self) -> Any:
+        """With ``output=T``: the output so far (see ``Stream.partial_output``)."""
+        return self._output.snapshot
+
+    def final_output(self) -> Any:
+        """With ``output=T``: read the rest; the output validated strictly as a T."""
+        return self._output.final(self.final_message())
+
 
 class SyncBlockStream:
     """One content group's items, as an iterator (see ``BlockStream``)."""
@@ -218,7 +223,7 @@ class SyncBlockStream:
 
     def take(self, item: ContentItem) -> ContentItem:
         """Note ``item`` as read (sets ``done`` and ``closed`` on the ``.done`` item)."""
-        if item.type.endswith(".done"):
+        if is_done(item):
             self.done, self.closed = item, True
         return item
 
@@ -253,6 +258,7 @@ class _Collect:
 
 def stream_sync(source: Any, *, dialect: str = "auto", sinks: Any = (),
                 framing: str | None = None, limits: Limits | None = None,
+                output: Any = None, output_from: OutputFrom = "auto",
                 **options: Any) -> SyncStream:
     """A :class:`SyncStream` over a sync ``source``, to use as ``with stream_sync(...) as s``.
 
@@ -264,7 +270,10 @@ def stream_sync(source: Any, *, dialect: str = "auto", sinks: Any = (),
         sinks: sync sinks fed every item, exactly as ``streamflow.run_sync`` feeds them.
         framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).
         limits: :class:`~streamflow.Limits` for the decoder.
+        output: the structured output's type, as for ``stream()`` (``s.partial_output``,
+            ``s.final_output()``).
+        output_from: ``"auto"``, ``"text"`` or ``"tool"``, as for ``stream()``.
         **options: passed to the dialect decoder.
     """
     return SyncStream(source, dialect=dialect, sinks=tuple(sinks), framing=framing,
-                      limits=limits, options=options)
+                      limits=limits, options=options, output=output, output_from=output_from)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from ..events import ContentItem, TextItem, UniEvent
+from ..events import ContentItem, TextItem, UniEvent, is_done
 
 __all__ = ["BlockStream", "Blocks", "TextStream"]
 
@@ -75,7 +75,7 @@ class BlockStream:
         if item is None:
             self.closed = True
             raise StopAsyncIteration
-        if item.type.endswith(".done"):
+        if is_done(item):
             self.done = item
             self.closed = True
         return item

@@ -7,20 +7,27 @@ Agent run of the demo as an AI SDK v5 UI message stream (see
 :func:`~streamflow.web.ui_message_stream_response`). With a replay plan the bundled
 recordings play over a loopback :class:`~streamflow.demo.server.DemoServer` started
 for the app's lifetime; a live plan talks to the provider (same flags as the
-terminal demo). The page inserts model text as text nodes, never as HTML.
-:func:`serve_demo` binds 127.0.0.1, prints the URL and serves until Ctrl-C.
+terminal demo). A ``--base-url`` server given no ``--model`` is asked which model it
+serves (``GET …/models``, what llama.cpp, vLLM and Ollama answer); that model is
+named in the header and sent in the requests (if the server does not say, the
+header shows the model the stream reports). The page runs the conversation once
+per Ask and renders the answer's Markdown itself, building DOM nodes from text
+(``textContent``), never parsing model text as HTML. :func:`serve_demo` binds
+127.0.0.1, prints the URL and serves until Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import socket
 import sys
 from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
 
+import anyio
 import httpx
 import uvicorn
 from starlette.applications import Starlette
@@ -31,10 +38,11 @@ from starlette.staticfiles import StaticFiles
 
 from ..agent import Agent, http_sender
 from ..demo import DEMO_PROMPT
-from ..demo.plan import Plan
+from ..demo.plan import Plan, base_url_for
 from ..demo.server import DemoServer
 from ..demo.session import PRICES, DemoOptions, _provider
 from ..demo.tools import demo_tools
+from ..providers import Provider
 from .drive import agent_run
 from .responses import ui_message_stream_response
 
@@ -53,6 +61,25 @@ SECURITY_HEADERS = {
 }
 
 
+async def served_model(client: httpx.AsyncClient, plan: Plan) -> str | None:
+    """The model a ``--base-url`` server says it serves (its first), or ``None``.
+
+    Asks ``GET {base}/models`` (``/v1/models`` on a base without a version), the
+    OpenAI-style list llama.cpp, vLLM and Ollama answer; any failure is ``None``.
+    """
+    if not plan.base_url:
+        return None
+    base = base_url_for("openai-chat", plan.base_url).rstrip("/")
+    headers = {"authorization": f"Bearer {plan.api_key}"} if plan.api_key else {}
+    try:
+        response = await client.get(base + "/models", headers=headers, timeout=5.0)
+        models = response.json()["data"] if response.status_code == 200 else None
+        first = models[0]["id"] if isinstance(models, list) and models else None
+    except (httpx.HTTPError, ValueError, KeyError, TypeError, IndexError):
+        return None
+    return first if isinstance(first, str) and first.strip() else None
+
+
 def demo_app(plan: Plan, options: DemoOptions | None = None) -> Starlette:
     """The chat page app for ``plan`` (replay or live) with the terminal demo's ``options``."""
     options = options or DemoOptions()
@@ -65,20 +92,35 @@ def demo_app(plan: Plan, options: DemoOptions | None = None) -> Starlette:
                 server = DemoServer(plan.dialect, fast=options.fast)
                 await stack.enter_async_context(server)
                 base_url = server.base_url
-            app.state.provider = _provider(plan, options, base_url)
             app.state.client = await stack.enter_async_context(httpx.AsyncClient(
                 timeout=httpx.Timeout(30.0, read=600.0), trust_env=plan.live))
+            app.state.base_url = base_url
+            app.state.provider = None  # built on first use: it may ask the server its model
+            app.state.model_known = True
+            app.state.lock = anyio.Lock()
             yield
+
+    async def provider_of(state: Any) -> Provider:
+        async with state.lock:
+            if state.provider is None:
+                chosen = options
+                if plan.live and plan.base_url and not options.model:
+                    model = await served_model(state.client, plan)
+                    state.model_known = model is not None
+                    chosen = dataclasses.replace(options, model=model) if model else options
+                state.provider = _provider(plan, chosen, state.base_url)
+            return state.provider  # type: ignore[no-any-return]
 
     async def page(request: Request) -> Response:
         return FileResponse(str(STATIC / "index.html"), headers=SECURITY_HEADERS)
 
     async def config(request: Request) -> Response:
-        provider = request.app.state.provider
+        provider = await provider_of(request.app.state)
         return JSONResponse({
             "prompt": options.prompt or DEMO_PROMPT, "live": plan.live,
-            "dialect": plan.dialect, "reason": plan.reason, "model": provider.model,
-            "prices": PRICES.get(provider.model)})
+            "dialect": plan.dialect, "reason": plan.reason,
+            "model": provider.model if request.app.state.model_known else None,
+            "prices": None if plan.base_url else PRICES.get(provider.model)})
 
     async def chat(request: Request) -> Response:
         prompt = options.prompt or DEMO_PROMPT
@@ -90,7 +132,7 @@ def demo_app(plan: Plan, options: DemoOptions | None = None) -> Starlette:
             if isinstance(asked, str) and asked.strip():
                 prompt = asked.strip()[:MAX_PROMPT]
         state = request.app.state
-        agent = Agent(state.provider, demo_tools(), http_sender(state.client),
+        agent = Agent(await provider_of(state), demo_tools(), http_sender(state.client),
                       max_turns=options.max_turns)
         return ui_message_stream_response(agent_run(agent, prompt))
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agent import Agent
+from ..dialects.encoder import BodyWriter
 from ..dialects.ui_run import UIRunEncoder
 from ..errors import StreamflowError
 from ..events import JSONDict, UniEvent
@@ -43,20 +44,25 @@ def agent_run(agent: Agent, prompt: str | Sequence[JSONDict]) -> AgentRun:
 
 
 class EncoderSink(AsyncSink):
-    """Writes each UniEvent through ``encoder`` into ``outbox`` (waits when it is full)."""
+    """Writes each UniEvent through ``encoder`` into ``outbox`` (waits when it is full).
+
+    The bytes come from the one encode routine (``writer``, a
+    :class:`~streamflow.dialects.encoder.BodyWriter` over ``encoder``).
+    """
 
     def __init__(self, encoder: UIRunEncoder, outbox: Outbox) -> None:
         self.encoder = encoder
+        self.writer = BodyWriter(encoder)
         self.outbox = outbox
 
     async def on_event(self, event: Any) -> None:
         """One stream item; anything but a UniEvent (retry notices...) writes nothing."""
         if isinstance(event, UniEvent):
-            await self.outbox.put(self.encoder.feed(event))
+            await self.outbox.put(self.writer.feed(event))
 
     def on_tool_result(self, result: ToolResult) -> None:
         """A tool result of the turn that just ended (the Agent calls it between turns)."""
-        self.outbox.put_nowait(self.encoder.tool_results([result]))
+        self.outbox.put_nowait(self.writer.check(self.encoder.tool_results([result])))
 
 
 async def _run_agent(job: AgentRun, sink: EncoderSink) -> None:
@@ -69,8 +75,9 @@ async def produce(source: Any, encoder: UIRunEncoder, outbox: Outbox, *,
                   dialect: str = "auto", limits: Limits | None = None) -> None:
     """Stream ``source`` (a byte or UniEvent source, or an :class:`AgentRun`) into ``outbox``.
 
-    ``encoder`` must be a ``run=True`` UI encoder. A :class:`StreamflowError` is
-    written in-band (the response has started) and not raised again.
+    ``encoder`` must be a ``run=True`` UI encoder. A :class:`StreamflowError`, and a
+    run whose last turn never stopped, are written in-band (the response has
+    started) and not raised again.
     """
     sink = EncoderSink(encoder, outbox)
     try:
@@ -79,7 +86,7 @@ async def produce(source: Any, encoder: UIRunEncoder, outbox: Outbox, *,
         else:
             await run(source, sink, dialect=dialect, limits=limits)
     except StreamflowError as error:
-        if not encoder.finished:
-            await outbox.put(encoder.fail(error))
+        await outbox.put(sink.writer.fail(error))
         return
-    await outbox.put(encoder.finish())
+    tail, _ = sink.writer.end()  # the run's end (or, with no stop, the in-band error)
+    await outbox.put(tail)

@@ -25,6 +25,7 @@ from ..dialects.ui_run import UIRunEncoder
 from ..dialects.vercel_ui.encode import HEADERS as UI_MESSAGE_STREAM_HEADERS
 from ..dialects.vercel_ui.encode import VercelUIEncoder
 from ..limits import Limits
+from ..structured import OutputFrom
 from .drive import produce
 from .outbox import Outbox
 
@@ -79,28 +80,38 @@ class EncodedStreamResponse(Response):
 
 def ui_message_stream_response(source: Any, *, dialect: str = "auto",
                                limits: Limits | None = None, message_id: str | None = None,
-                               headers: Mapping[str, str] | None = None) -> EncodedStreamResponse:
+                               headers: Mapping[str, str] | None = None, output: Any = None,
+                               output_from: OutputFrom = "auto") -> EncodedStreamResponse:
     """The AI SDK v5 UI message stream of ``source`` (what ``useChat`` reads).
 
     ``source`` is a byte source (decoded with ``dialect``), a source of UniEvents, or
     an :func:`~streamflow.web.agent_run` (every turn one step of the same message).
-    Headers: ``text/event-stream``, ``x-vercel-ai-ui-message-stream: v1``,
-    ``cache-control: no-cache``, ``x-accel-buffering: no``.
+    ``output`` (a structured output's type, as for ``streamflow.stream``) adds the
+    partial object as a ``data-output`` part (id ``output``), replaced in place as it
+    grows and validated at the end. Headers: ``text/event-stream``,
+    ``x-vercel-ai-ui-message-stream: v1``, ``cache-control: no-cache``,
+    ``x-accel-buffering: no``.
     """
-    return EncodedStreamResponse(source, VercelUIEncoder(run=True, message_id=message_id),
+    encoder = VercelUIEncoder(run=True, message_id=message_id, output=output,
+                              output_from=output_from)
+    return EncodedStreamResponse(source, encoder,
                                  dialect=dialect, limits=limits,
                                  headers={**UI_MESSAGE_STREAM_HEADERS, **(headers or {})})
 
 
 def ag_ui_response(source: Any, *, dialect: str = "auto", limits: Limits | None = None,
                    thread_id: str | None = None, run_id: str | None = None,
-                   message_id: str | None = None,
-                   headers: Mapping[str, str] | None = None) -> EncodedStreamResponse:
+                   message_id: str | None = None, headers: Mapping[str, str] | None = None,
+                   output: Any = None, output_from: OutputFrom = "auto"
+                   ) -> EncodedStreamResponse:
     """The AG-UI event stream of ``source`` (same sources as :func:`ui_message_stream_response`).
 
     ``thread_id``/``run_id`` go on ``RUN_STARTED``/``RUN_FINISHED`` (take them from
-    the client's ``RunAgentInput``; generated when omitted).
+    the client's ``RunAgentInput``; generated when omitted). ``output`` (a structured
+    output's type) makes the run's state ``{"output": <the object so far>}``: a
+    ``STATE_SNAPSHOT``, then ``STATE_DELTA`` JSON Patches, the validated object last.
     """
-    encoder = AGUIEncoder(run=True, message_id=message_id, thread_id=thread_id, run_id=run_id)
+    encoder = AGUIEncoder(run=True, message_id=message_id, thread_id=thread_id, run_id=run_id,
+                          output=output, output_from=output_from)
     return EncodedStreamResponse(source, encoder, dialect=dialect, limits=limits,
                                  headers={"x-accel-buffering": "no", **(headers or {})})

@@ -6,33 +6,35 @@
     app = Starlette(routes=[...], lifespan=streams.lifespan)
 
     async def chat(request):                   # POST /api/chat/{chat_id}
-        await streams.start(chat_id, from_httpx(client, upstream_request))
-        return await streams.response(request, chat_id, to="vercel-ui")
+        source = from_httpx(client, upstream_request)
+        return await streams.create(request, chat_id, source, to="vercel-ui")
 
     async def resume(request):                 # GET /api/chat/{chat_id}/stream (AI SDK resume)
         return await streams.response(request, chat_id, to="vercel-ui")
 
-:meth:`ResumableStreams.start` runs the producer in the app's task group (not the
-request's): it reads the upstream to its end, bounded by the ``deadline`` limit,
-into a :class:`~streamflow.sinks.redis.RedisStreamSink`, whether or not a client
-is connected. :meth:`~ResumableStreams.response` serves the chat's latest stream
-in ``uni`` SSE or a UI protocol (``vercel-ui``, ``ag-ui``), every SSE event with an
-``id:``; a request with ``Last-Event-ID`` continues exactly after that event, on
-any instance. UI encoders are stateful, so the stream is re-encoded from its start
-and the bytes the client has are skipped; in ``uni``, the events the client has are
-sent first as ``event: replay`` frames (a fresh streamflow decoder folds them into
-the message without delivering them; a browser's ``onmessage`` ignores them). When
-one entry encodes to several SSE events, all but its last carry ``<entry id>/<n>``
-ids. No stream for the chat
-(never started, expired) -> HTTP 204, the AI SDK's "nothing to resume".
+:meth:`ResumableStreams.create` starts a fresh answer and streams it: the producer
+runs in the app's task group (not the request's) and reads the upstream to its end,
+bounded by the ``deadline`` limit, into a :class:`~streamflow.sinks.redis.RedisStreamSink`,
+whether or not a client is connected. :meth:`~ResumableStreams.response` serves the
+chat's latest answer in ``uni`` SSE or a UI protocol (``vercel-ui``, ``ag-ui``), every
+SSE event with an ``id:``; a request with ``Last-Event-ID`` continues exactly after
+that event, on any instance (see :mod:`streamflow.web.resume_body`). No stream for
+the chat (never started, expired) -> HTTP 204, the AI SDK's "nothing to resume".
+
+Who may do that (see :mod:`streamflow.web.resume_access` and docs/SECURITY.md): chat
+ids are checked before they become keys (400); the first answer of a chat returns a
+resume token (``x-resume-token``) that later requests of the chat must present
+(else 403), and an ``authorize`` hook may refuse any request (403); ``max_live`` and
+``max_live_per_client`` cap the producers running (429). Refusals, and a Redis that
+still fails after one retry (503), are answered in the protocol's own error shape.
 """
 
 from __future__ import annotations
 
-import json
+import inspect
 import logging
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -41,60 +43,36 @@ from anyio.abc import TaskGroup
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from ..dialects import get_encoder
-from ..dialects.encoder import Encoder
 from ..errors import SinkError, StreamflowError
-from ..events import UniEvent, event_from_dict
 from ..limits import Limits
 from ..runtime import run
 from ..sinks.redis import RedisStreamSink
-from ..sources.redis import HEARTBEAT_FRAME, sse_frame
-from ..sources.redis_streams import (
-    BEAT,
-    END,
-    EVENT,
-    Entry,
-    RedisLink,
-    Tailer,
-    entry_key,
-    read_batches,
+from ..sources.redis_link import RedisLink
+from ..sources.redis_tailer import Tailer
+from .resume_access import (
+    PROTOCOLS,
+    TOKEN_HEADER,
+    LiveStreams,
+    ResumeRefused,
+    Slot,
+    Started,
+    check_chat_id,
+    forbidden,
+    peer_address,
+    point,
+    presented_token,
+    refusal,
+    token_matches,
+    token_to_keep,
 )
+from .resume_body import encoder_for, headers_for, sse_body
 
-__all__ = ["ResumableStreams"]
+__all__ = ["Authorize", "ClientKey", "ResumableStreams", "ResumeRefused", "Started"]
 
 log = logging.getLogger(__name__)
-Position = tuple[tuple[int, int], int]  # (entry id, SSE event index within the entry)
 
-
-def parse_last_event_id(value: str | None) -> Position | None:
-    """``"<entry id>"`` or ``"<entry id>/<n>"`` -> the position it names (``None``: invalid)."""
-    if not value:
-        return None
-    entry_id, _, index = value.strip().partition("/")
-    try:
-        return entry_key(entry_id), int(index) if index else 1 << 30
-    except (StreamflowError, ValueError):
-        return None
-
-
-def entry_item(entry: Entry) -> UniEvent | StreamflowError:
-    """The UniEvent (or the terminal typed error) stored in an entry."""
-    from ..dialects.uni.decode import error_from_dict
-
-    obj = json.loads(entry.data)
-    if "error" in obj and "event_type" not in obj:
-        return error_from_dict(obj["error"])
-    return event_from_dict(obj)
-
-
-def with_ids(chunk: bytes, entry_id: str) -> list[tuple[int, bytes]]:
-    """Split an encoder's SSE output into events, each given its ``id:`` (see module doc)."""
-    events = [e for e in chunk.split(b"\n\n") if e.strip()]
-    out = []
-    for index, event in enumerate(events):
-        name = entry_id if index == len(events) - 1 else f"{entry_id}/{index}"
-        out.append((index, b"id: " + name.encode() + b"\n" + event + b"\n\n"))
-    return out
+Authorize = Callable[[Request, str], Awaitable[bool]]
+ClientKey = Callable[[Request], "str | Awaitable[str | None] | None"]
 
 
 class ResumableStreams:
@@ -104,17 +82,30 @@ class ResumableStreams:
     * ``maxlen``, ``ttl``, ``heartbeat`` -- of each stream's :class:`RedisStreamSink`.
     * ``limits`` -- the producer's limits; its ``deadline`` (default 600 s) bounds an
       answer that nobody reads any more.
+    * ``authorize`` -- ``async (request, chat_id) -> bool``, asked before every
+      :meth:`create` and :meth:`response` with a request; ``False`` is a 403.
+    * ``tokens`` -- require the chat's resume token (default ``True``; turn it off
+      only when ``authorize`` ties chats to your own users).
+    * ``max_live`` -- producers running at once in this app (default 1000);
+      ``max_live_per_client`` -- per client key (default: no cap), the key given by
+      ``client_key(request)`` (default: the peer address). One more is a 429.
     """
 
     def __init__(self, url: str, *, prefix: str = "streamflow:", maxlen: int = 100_000,
-                 ttl: float = 3600.0, heartbeat: float = 2.0,
-                 limits: Limits | None = None) -> None:
+                 ttl: float = 3600.0, heartbeat: float = 2.0, limits: Limits | None = None,
+                 authorize: Authorize | None = None, tokens: bool = True,
+                 max_live: int | None = 1000, max_live_per_client: int | None = None,
+                 client_key: ClientKey | None = None) -> None:
         self.url = url
         self.prefix = prefix
         self.maxlen = maxlen
         self.ttl = ttl
         self.heartbeat = heartbeat
         self.limits = limits or Limits(deadline=600.0)
+        self.authorize = authorize
+        self.tokens = tokens
+        self.client_key = client_key or peer_address
+        self.live = LiveStreams(max_live, max_live_per_client)
         self._group: TaskGroup | None = None
         self._link: RedisLink | None = None
         self._tailer: Tailer | None = None
@@ -155,30 +146,59 @@ class ResumableStreams:
                                "to the app (or use `async with streams.running():`)")
         return self._link
 
-    def _pointer(self, chat_id: str) -> str:
-        return f"{self.prefix}chat:{chat_id}"
+    def _keys(self, chat_id: str) -> tuple[str, str]:
+        """The chat's pointer (to its latest stream) and its token hash."""
+        return f"{self.prefix}chat:{chat_id}", f"{self.prefix}token:{chat_id}"
 
-    async def start(self, chat_id: str, source: Any, *, dialect: str = "auto",
-                    **options: Any) -> str:
-        """Start a fresh answer for ``chat_id`` from ``source``; returns its stream key.
+    async def start(self, chat_id: str, source: Any, *, token: str | None = None,
+                    client: str | None = None, dialect: str = "auto",
+                    **options: Any) -> Started:
+        """Start a fresh answer for ``chat_id`` from ``source``; the chat's latest from now.
 
-        The answer becomes the chat's latest (what :meth:`response` serves); the
-        ``start`` entry is written before this returns, so a reader may connect at once.
+        ``token`` is the chat's resume token (needed unless this is its first answer);
+        ``client`` the client key counted against ``max_live_per_client``. Raises
+        :class:`ResumeRefused` (bad id 400, wrong token 403), :class:`LimitExceededError`
+        (too many live streams) or :class:`TransportError` (Redis). The ``start``
+        entry is written before this returns, so a reader may connect at once.
         """
         if self._group is None:
             raise RuntimeError("ResumableStreams is not running: pass lifespan=streams.lifespan "
                                "to the app (or use `async with streams.running():`)")
+        chat_id = check_chat_id(chat_id)
+        slot = self.live.reserve(client)
+        try:
+            return await self._start(self._group, chat_id, source, token, slot, dialect,
+                                     options)
+        except BaseException:
+            slot.release()
+            raise
+
+    async def _start(self, group: TaskGroup, chat_id: str, source: Any, token: str | None,
+                     slot: Slot, dialect: str, options: dict[str, Any]) -> Started:
+        pointer, token_key = self._keys(chat_id)
+        if self.tokens:
+            token = await token_to_keep(self.link, token_key, token)
         key = f"{self.prefix}stream:{chat_id}:{uuid.uuid4().hex}"
         sink = RedisStreamSink(self.url, key, maxlen=self.maxlen, ttl=self.ttl,
                                heartbeat=self.heartbeat, link=self._link)
-        await sink.start(self._group)
-        await self.link.call("set", self._pointer(chat_id), key, ex=max(86400, int(self.ttl)))
-        self._group.start_soon(self._produce, sink, source, dialect, options,
-                               name=f"streamflow-producer:{key}")
-        return key
+        await sink.start(group)
+        life = max(86400, int(self.ttl))
+        try:
+            await point(self.link, pointer, key, life, token_key, token if self.tokens else None)
+        except BaseException:
+            await sink.aclose()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                try:
+                    await self.link.call("delete", key)  # nobody can reach it: do not keep it
+                except StreamflowError:
+                    pass  # it expires with the sink's ttl
+            raise
+        group.start_soon(self._produce, sink, source, dialect, options, slot,
+                         name=f"streamflow-producer:{key}")
+        return Started(chat_id, key, token if self.tokens else None)
 
     async def _produce(self, sink: RedisStreamSink, source: Any, dialect: str,
-                       options: dict[str, Any]) -> None:
+                       options: dict[str, Any], slot: Slot) -> None:
         try:
             await run(source, sink, dialect=dialect, limits=self.limits, **options)
         except SinkError as error:  # Redis failed under the producer: readers time out
@@ -189,82 +209,84 @@ class ResumableStreams:
             log.exception("producer of %s failed", sink.key)
             raise
         finally:
+            slot.release()
             await sink.aclose()
 
+    async def create(self, request: Request, chat_id: str, source: Any, *, to: str = "uni",
+                     dialect: str = "auto", options: Mapping[str, Any] | None = None,
+                     headers: Mapping[str, str] | None = None, **flavour: Any) -> Response:
+        """Start a fresh answer for the chat and stream it (see :meth:`start`, :meth:`response`).
+
+        The request is authorized, its token (when the chat has one) checked and its
+        client counted; the response carries the chat's token in ``x-resume-token``.
+        A refusal or a Redis failure is the protocol's error answer, never a 500.
+        ``options`` go to the producer's ``run()``, ``flavour`` to the encoder.
+        """
+        _check_protocol(to)
+        try:
+            await self._authorized(request, chat_id)
+            client = self.client_key(request)
+            if inspect.isawaitable(client):
+                client = await client
+            started = await self.start(chat_id, source, token=presented_token(request),
+                                       client=client, dialect=dialect, **(options or {}))
+        except StreamflowError as error:
+            return refusal(error, to)
+        return self._serve(started.key, started.chat_id, to, request, "", headers, flavour,
+                           token=started.token)  # "": a fresh answer is sent from its start
+
     async def response(self, request: Request | None, chat_id: str, *, to: str = "uni",
-                       last_event_id: str | None = None,
+                       last_event_id: str | None = None, token: str | None = None,
                        headers: Mapping[str, str] | None = None, **flavour: Any) -> Response:
         """The chat's latest answer as SSE in ``to`` (``uni``, ``vercel-ui`` or ``ag-ui``).
 
-        Resumes after ``last_event_id`` (default: the request's ``Last-Event-ID``);
-        HTTP 204 when the chat has no stream. ``flavour`` goes to the encoder (the
-        message id of the UI protocols defaults to one derived from the stream key,
-        so every instance writes the same bytes).
+        Resumes after ``last_event_id`` (default: the request's ``Last-Event-ID``).
+        ``token`` defaults to the request's (``x-resume-token`` header or
+        ``resume_token`` query parameter). HTTP 204 when the chat has no stream; a bad
+        id (400), a refusal (403) or Redis down (503) in the protocol's error shape.
+        ``flavour`` goes to the encoder (the message id of the UI protocols defaults to
+        one derived from the stream key, so every instance writes the same bytes).
         """
+        _check_protocol(to)
+        try:
+            if request is not None:
+                await self._authorized(request, chat_id)
+            key = await self._latest(check_chat_id(chat_id), token or presented_token(request))
+        except StreamflowError as error:
+            return refusal(error, to)
+        if key is None:
+            return Response(status_code=204)
+        return self._serve(key, chat_id, to, request, last_event_id, headers, flavour)
+
+    async def _authorized(self, request: Request, chat_id: str) -> None:
+        check_chat_id(chat_id)
+        if self.authorize is not None and not await self.authorize(request, chat_id):
+            raise forbidden("not allowed")
+
+    async def _latest(self, chat_id: str, token: str | None) -> str | None:
+        """The chat's latest stream key, if there is one and ``token`` may read it."""
+        pointer, token_key = self._keys(chat_id)
+        key, stored = await self.link.pipeline(("get", (pointer,), {}),
+                                               ("get", (token_key,), {}), transaction=False)
+        if self.tokens and (stored is not None or key is not None) \
+                and not token_matches(stored, token):
+            raise forbidden()
+        if not key or not await self.link.call("exists", key):
+            return None
+        return str(key)
+
+    def _serve(self, key: str, chat_id: str, to: str, request: Request | None,
+               last_event_id: str | None, headers: Mapping[str, str] | None,
+               flavour: dict[str, Any], *, token: str | None = None) -> Response:
         if last_event_id is None and request is not None:
             last_event_id = request.headers.get("last-event-id")
-        key = await self.link.call("get", self._pointer(chat_id))
-        exists = bool(key) and bool(await self.link.call("exists", key))
-        if not exists:
-            return Response(status_code=204)
-        encoder = None if to == "uni" else _encoder(to, str(key), chat_id, flavour)
-        body = self._body(str(key), encoder, parse_last_event_id(last_event_id),
-                          last_event_id)
+        encoder = encoder_for(to, key, chat_id, flavour)
+        body = sse_body(self.link, key, self._tailer, encoder, last_event_id)
+        extra = {TOKEN_HEADER: token} if token else {}
         return StreamingResponse(body, media_type="text/event-stream",
-                                 headers={**_headers(to), **(headers or {})})
-
-    async def _body(self, key: str, encoder: Encoder | None, after: Position | None,
-                    raw_after: str | None) -> AsyncIterator[bytes]:
-        caught_up = after is None
-        try:
-            async for batch in read_batches(self.link, key, tailer=self._tailer):
-                out = bytearray()
-                for entry in batch:
-                    if entry.kind == BEAT:
-                        if caught_up:
-                            out += HEARTBEAT_FRAME
-                    elif entry.kind in (EVENT, END) and encoder is None:
-                        if after is not None and (entry_key(entry.id), 0) <= after:
-                            out += sse_frame(raw_after or "", entry.data, replay=True)
-                        else:
-                            caught_up = True
-                            out += sse_frame(entry.id, entry.data)
-                    elif entry.kind in (EVENT, END) and encoder is not None:
-                        position = entry_key(entry.id)
-                        item = entry_item(entry)
-                        chunk = encoder.fail(item) if isinstance(item, StreamflowError) \
-                            else encoder.feed(item)
-                        for index, event in with_ids(chunk, entry.id):
-                            if after is None or (position, index) > after:
-                                caught_up = True
-                                out += event
-                if out:
-                    yield bytes(out)  # one write per read: fewer sends under load
-        except StreamflowError as error:  # the producer died, Redis went away...
-            yield _error_bytes(encoder, error)
+                                 headers={**headers_for(to), **extra, **(headers or {})})
 
 
-def _encoder(to: str, key: str, chat_id: str, flavour: dict[str, Any]) -> Encoder:
-    stable = uuid.uuid5(uuid.NAMESPACE_URL, key).hex
-    if to == "vercel-ui":
-        flavour = {"message_id": f"msg_{stable}", **flavour}
-    elif to == "ag-ui":
-        flavour = {"message_id": f"msg_{stable}", "thread_id": chat_id, "run_id": stable,
-                   **flavour}
-    return get_encoder(to)(**flavour)
-
-
-def _headers(to: str) -> dict[str, str]:
-    if to == "vercel-ui":
-        from ..dialects.vercel_ui.encode import HEADERS
-
-        return dict(HEADERS)
-    return {"cache-control": "no-cache", "x-accel-buffering": "no"}
-
-
-def _error_bytes(encoder: Encoder | None, error: StreamflowError) -> bytes:
-    if encoder is None:
-        from ..dialects.uni.decode import encode_sse
-
-        return encode_sse(error)
-    return b"" if encoder.finished else encoder.fail(error)
+def _check_protocol(to: str) -> None:
+    if to not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {to!r}: use one of {', '.join(PROTOCOLS)}")

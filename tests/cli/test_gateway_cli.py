@@ -73,3 +73,15 @@ async def test_the_command_serves_translated_streams_with_the_key_from_the_envir
     assert response.text.rstrip().endswith("data: [DONE]")
     assert '"get_weather"' in response.text
     assert server.hits[0].headers["x-api-key"] == "sk-upstream"
+
+
+@pytest.mark.parametrize("flag", [[], ["--drop-unsupported"]])
+def test_drop_unsupported_reaches_the_app(flag: list[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+
+    served: list[object] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **_: served.append(app))
+    assert main(["gateway", "--upstream", "http://127.0.0.1:9", "--upstream-dialect",
+                 "anthropic", *flag]) == 0
+    assert served[0].state.gateway.drop_unsupported is bool(flag)  # type: ignore[attr-defined]

@@ -52,7 +52,7 @@ def test_json_form_is_the_whole_message(capsys: pytest.CaptureFixture[str]) -> N
         ],
         "usage_metadata": {
             "cached_tokens": 5, "prompt_tokens": 30, "thoughts_tokens": None,
-            "response_tokens": 42,
+            "response_tokens": 42, "cache_write_tokens": 0,
             "provider": {"input_tokens": 25, "cache_read_input_tokens": 5,
                          "cache_creation_input_tokens": 0, "output_tokens": 42},
         },

@@ -82,8 +82,7 @@ def test_8349_23847_usage_reaches_every_target(target: str) -> None:
 def test_29223_a_mid_stream_error_is_raised_by_the_responses_sdk() -> None:
     events = stream(text("Partial answer"))[:2]  # one fragment, then the stream fails
     error = ProviderError("upstream overloaded", code=529, type="overloaded_error")
-    raw = b"".join(encode(events, "openai-responses")) + _fail("openai-responses", events,
-                                                               error)
+    raw = _fail("openai-responses", events, error)
     with pytest.raises(openai.APIError, match="upstream overloaded"):
         responses_reads(raw)
     back = read_back(raw, "openai-responses")
@@ -94,11 +93,10 @@ def test_29223_a_mid_stream_error_is_raised_by_the_responses_sdk() -> None:
 
 
 def _fail(target: str, events: list, error: ProviderError) -> bytes:
+    """The body an encoder writes for ``events`` and then the in-band ``error``."""
     from streamflow.dialects import get_encoder
     enc = get_encoder(target)()
-    for ev in events:
-        enc.feed(ev)
-    return enc.fail(error)
+    return b"".join(enc.feed(ev) for ev in events) + enc.fail(error)
 
 
 def _whole(target: str, events: list, error: ProviderError) -> bytes:

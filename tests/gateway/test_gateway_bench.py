@@ -9,6 +9,7 @@ import pytest
 from bench.gateway import main
 
 
+@pytest.mark.slow
 def test_the_latency_bench_measures_every_client_dialect(capsys: pytest.CaptureFixture[str]
                                                          ) -> None:
     assert main(["--events", "20", "--gap", "0.002", "--reps", "1", "--json"]) == 0

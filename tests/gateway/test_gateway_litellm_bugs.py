@@ -18,6 +18,7 @@ from clients import (
     raw_events,
     responses_final,
 )
+from realdata import REAL
 from recordings import DATA, MODEL, PATHS, turn_bodies, turn_messages
 from test_gateway_sdks import _conversation
 
@@ -154,8 +155,7 @@ def _responses_failures() -> list[tuple[str, bytes]]:
     out = [(p.name, p.read_bytes()) for p in
            (DATA / "openai_responses" / "error_event.sse", DATA / "openai_responses" /
             "failed.sse")]
-    real = Path(DATA.parent.parent.parent / "shared" / "fixtures" / "real" / "openai_responses"
-                / "vercel_responses_error.jsonl")
+    real = REAL / "openai_responses" / "vercel_responses_error.jsonl"
     if real.exists():  # JSON lines of the SSE payloads: put the SSE framing back
         lines = [ln for ln in real.read_text().splitlines() if ln.strip()]
         out.append((real.name, "".join(f"data: {ln}\n\n" for ln in lines).encode()))

@@ -42,7 +42,7 @@ def pairs(client: str) -> list[str]:
 
 def upstream_state(dialect: str, body: dict[str, Any]) -> list[Any]:
     """The same facts read back from the upstream's second request, in its own format."""
-    from streamflow.providers.formats import parse_request
+    from streamflow.dialects import get_request
     if dialect == "gemini":
         out: list[Any] = []
         model = next(c for c in body["contents"] if c["role"] == "model")
@@ -56,7 +56,7 @@ def upstream_state(dialect: str, body: dict[str, Any]) -> list[Any]:
             elif part.get("thoughtSignature"):
                 out.append({"thought_signature": part["thoughtSignature"]})
         return out
-    request = parse_request(dialect, body)
+    request = get_request(dialect).parse(body)
     assistant = next(t for t in request.turns if t.role == "assistant")
     return replay_state(Message(items=list(assistant.parts)))  # type: ignore[arg-type]
 

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
+from streamflow.dialects import get_request
 from streamflow.errors import ProtocolError
 from streamflow.events import InlineThinkingItem, TextItem, ThinkingItem, ToolCallItem
-from streamflow.providers.formats import build_request, parse_request
 from streamflow.providers.request import (
     ChatRequest,
     Thinking,
@@ -56,7 +56,7 @@ def sdk_valid(module: str, type_name: str, value: Any) -> Any:
 
 
 def test_anthropic_body_is_what_the_sdk_types_accept() -> None:
-    body = build_request("anthropic", conversation())
+    body = get_request("anthropic").build(conversation())
     kinds = {"text": "TextBlockParam", "thinking": "ThinkingBlockParam",
              "tool_use": "ToolUseBlockParam", "tool_result": "ToolResultBlockParam"}
     for message in body["messages"]:  # block by block: whole messages make pydantic-core panic
@@ -73,7 +73,7 @@ def test_anthropic_body_is_what_the_sdk_types_accept() -> None:
 
 
 def test_openai_chat_body_is_what_the_sdk_types_accept() -> None:
-    body = build_request("openai-chat", conversation())
+    body = get_request("openai-chat").build(conversation())
     for message in body["messages"]:
         sdk_valid("openai.types.chat", "ChatCompletionMessageParam", message)
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
@@ -88,7 +88,7 @@ def test_openai_responses_body_is_what_the_sdk_types_accept() -> None:
     request = conversation()
     request.turns[1].parts.insert(1, InlineThinkingItem("inline_thinking.done", b"gAAAA-enc",
                                                         {"id": "rs_1"}))
-    body = build_request("openai-responses", request)
+    body = get_request("openai-responses").build(request)
     for item in body["input"]:
         sdk_valid("openai.types.responses", "ResponseInputItemParam", item)
     reasoning = [i for i in body["input"] if i["type"] == "reasoning"]
@@ -103,7 +103,7 @@ def test_gemini_body_keeps_signatures_on_their_parts_and_names_results() -> None
     request.turns[1].parts[2] = ToolCallItem("tool_call.done", "get_weather", "call_1",
                                              {"city": "Lisbon"},
                                              {"thought_signature": "c2ln"})
-    body = build_request("gemini", request)
+    body = get_request("gemini").build(request)
     model, results = body["contents"][1], body["contents"][2]
     assert model["role"] == "model"
     assert model["parts"][0] == {"text": "Two calls.", "thought": True, "thoughtSignature": SIG}
@@ -117,7 +117,7 @@ def test_gemini_body_keeps_signatures_on_their_parts_and_names_results() -> None
 @pytest.mark.parametrize("name", FORMATS)
 def test_parse_reads_back_what_build_wrote(name: str) -> None:
     original = conversation()
-    back = parse_request(name, build_request(name, original))
+    back = get_request(name).parse(get_request(name).build(original))
     assert back.system == original.system and back.max_tokens is not None
     assert [t.role for t in back.turns] == ["user", "assistant", "user"]
     calls = [(p.tool_call_id, p.name, p.arguments) for p in back.turns[1].parts
@@ -138,8 +138,8 @@ def test_anthropic_thinking_and_redacted_blocks_round_trip_byte_for_byte() -> No
             {"type": "thinking", "thinking": "hmm", "signature": SIG},
             {"type": "redacted_thinking", "data": "opaque+/=="},
             {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}]}]}
-    request = parse_request("anthropic", body)
-    assert build_request("anthropic", request)["messages"] == body["messages"]
+    request = get_request("anthropic").parse(body)
+    assert get_request("anthropic").build(request)["messages"] == body["messages"]
 
 
 def test_openrouter_reasoning_details_round_trip_in_order() -> None:
@@ -149,7 +149,7 @@ def test_openrouter_reasoning_details_round_trip_in_order() -> None:
     body = {"model": "m", "messages": [{"role": "user", "content": "q"},
                                        {"role": "assistant", "content": "x",
                                         "reasoning_details": details}]}
-    built = build_request("openai-chat", parse_request("openai-chat", body))
+    built = get_request("openai-chat").build(get_request("openai-chat").parse(body))
     assert built["messages"][1]["reasoning_details"] == details
 
 
@@ -163,7 +163,7 @@ def test_openrouter_reasoning_details_round_trip_in_order() -> None:
                              inner, max_size=4), max_leaves=12))
 def test_bad_bodies_raise_protocol_error_only(name: str, body: Any) -> None:
     try:
-        parse_request(name, body)
+        get_request(name).parse(body)
     except ProtocolError:
         pass
 
@@ -193,5 +193,5 @@ def requests(draw: st.DrawFn) -> ChatRequest:
 @settings(max_examples=40, deadline=None)
 @given(request=requests())
 def test_build_is_a_fixpoint_of_parse(name: str, request: ChatRequest) -> None:
-    once = build_request(name, request)
-    assert build_request(name, parse_request(name, once)) == once
+    once = get_request(name).build(request)
+    assert get_request(name).build(get_request(name).parse(once)) == once

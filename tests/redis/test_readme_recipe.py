@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from parts import program
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,9 +28,9 @@ def busy(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+@pytest.mark.slow
 def test_the_two_instance_recipe_runs_as_written() -> None:
-    if not (shutil.which("redis-server") and shutil.which("redis-cli")):
-        pytest.skip("redis-server/redis-cli not installed (apt-get install -y redis-server)")
+    program("redis-server"), program("redis-cli")
     taken = [p for p in (6399, 8001, 8002) if busy(p)]
     if taken:
         pytest.skip(f"the recipe's ports {taken} are in use on this machine")

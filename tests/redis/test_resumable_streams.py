@@ -15,7 +15,7 @@ from realdata import DATA
 import streamflow
 from streamflow.errors import StreamTimeoutError
 from streamflow.sources import from_async_iterable, from_redis
-from streamflow.web.resume import ResumableStreams
+from streamflow.web.resume import ResumableStreams, ResumeRefused
 
 pytestmark = pytest.mark.anyio
 
@@ -39,7 +39,7 @@ def slow(delay: float, hang: bool = False) -> Any:
 async def test_the_producer_reads_to_the_end_with_nobody_reading(redis_url: str) -> None:
     streams = ResumableStreams(redis_url, heartbeat=0.2)
     async with streams.running():
-        key = await streams.start("chat-1", slow(0.01))
+        key = (await streams.start("chat-1", slow(0.01))).key
         # nobody reads while it is produced; a client that comes later gets the whole answer
         await anyio.sleep(0.5)
         late = await streamflow.run(from_redis(redis_url, key))
@@ -51,7 +51,7 @@ async def test_an_endless_upstream_is_cut_by_the_deadline(redis_url: str) -> Non
     streams = ResumableStreams(redis_url, heartbeat=0.2,
                                limits=streamflow.Limits(deadline=0.6))
     async with streams.running():
-        key = await streams.start("chat-2", slow(0.0, hang=True))
+        key = (await streams.start("chat-2", slow(0.0, hang=True))).key
         with anyio.fail_after(10), pytest.raises(StreamTimeoutError, match="deadline") as info:
             await streamflow.run(from_redis(redis_url, key))
     assert info.value.partial is not None and info.value.partial.items
@@ -61,10 +61,13 @@ async def test_a_new_answer_replaces_the_chat_s_latest(redis_url: str) -> None:
     streams = ResumableStreams(redis_url)
     async with streams.running():
         first = await streams.start("chat-3", slow(0.0))
-        second = await streams.start("chat-3", slow(0.0))
-        assert first != second
-        assert await streams.link.call("get", "streamflow:chat:chat-3") == second
-        assert (await streamflow.run(from_redis(redis_url, second))).complete
+        with pytest.raises(ResumeRefused) as refused:  # the chat's token, or no new answer
+            await streams.start("chat-3", slow(0.0))
+        assert refused.value.status == 403
+        second = await streams.start("chat-3", slow(0.0), token=first.token)
+        assert first.key != second.key and second.token == first.token
+        assert await streams.link.call("get", "streamflow:chat:chat-3") == second.key
+        assert (await streamflow.run(from_redis(redis_url, second.key))).complete
 
 
 async def test_start_outside_running_is_a_clear_error(redis_url: str) -> None:

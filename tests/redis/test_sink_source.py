@@ -143,11 +143,11 @@ async def test_a_silent_producer_ends_in_a_timeout_with_the_partial(redis_url: s
     """Entries stop and no heartbeat comes (the producer died): StreamTimeoutError in the window."""
     link = RedisLink(redis_url)
     try:
-        await link.call("xadd", "k5", {"k": "start", "heartbeat": "0.1"})
+        await link.call("xadd", "k5", {"k": "start", "heartbeat": "0.1"}, id="1-0")
         events = streamflow.StreamDecoder("anthropic").feed(BODY)[:5]
         from streamflow.dialects.uni.decode import to_json
-        for event in events:
-            await link.call("xadd", "k5", {"k": "event", "d": to_json(event)})
+        for n, event in enumerate(events, 1):  # the writer's ids: <ms>-<count>
+            await link.call("xadd", "k5", {"k": "event", "d": to_json(event)}, id=f"1-{n}")
     finally:
         await link.aclose()
     started = time.monotonic()
@@ -270,7 +270,8 @@ async def test_redis_down_before_the_start_is_a_transport_error(own_redis: Any) 
 
 async def test_a_tailer_serves_readers_that_join_at_any_time(redis_url: str) -> None:
     """One shared XREAD (Tailer) for several readers of one key: each gets every entry once."""
-    from streamflow.sources.redis_streams import Tailer, read_entries
+    from streamflow.sources.redis_streams import read_entries
+    from streamflow.sources.redis_tailer import Tailer
 
     chunks = [BODY[i:i + 150] for i in range(0, len(BODY), 150)]
 

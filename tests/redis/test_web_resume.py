@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from instances import Instance
+from realredis import Instance
 
 import streamflow
 from streamflow.errors import StreamTimeoutError
@@ -50,7 +50,8 @@ def same(a: streamflow.Message, b: streamflow.Message) -> bool:
 def pair(redis_server: Any, tmp_path_factory: pytest.TempPathFactory
          ) -> Iterator[tuple[Instance, Instance]]:
     """Two instances of the app sharing the session's Redis (their logs in a temp dir)."""
-    env = {"STREAMFLOW_DELAY": "0.005", "STREAMFLOW_HEARTBEAT": "5"}  # a loaded CI box: 15 s
+    env = {"STREAMFLOW_DELAY": "0.005", "STREAMFLOW_HEARTBEAT": "5",  # a loaded CI box: 15 s
+           "STREAMFLOW_MAX_LIVE_PER_CLIENT": "1000"}  # every test client is 127.0.0.1
     logs = tmp_path_factory.mktemp("instances")
     one = Instance(redis_server.url, logs / "one.log", **env)
     two = Instance(redis_server.url, logs / "two.log", **env)
@@ -72,6 +73,7 @@ class EventSourceClient:
         self.events = 0
         self.data: list[bytes] = []  # raw data lines, for the UI protocols
         self.last_id = ""
+        self.token = ""  # the chat's resume token, from the response that started it
 
     async def read(self, response: httpx.Response, stop_after: int | None = None) -> None:
         pending = b""
@@ -87,10 +89,15 @@ class EventSourceClient:
             if stop_after is not None and self.events >= stop_after:
                 return  # hang up (the half-read event, if any, is dropped)
 
+    def started(self, response: httpx.Response) -> None:
+        """Keep the resume token of the response that started the chat."""
+        assert response.status_code == 200
+        self.token = response.headers["x-resume-token"]
+
     @property
     def headers(self) -> dict[str, str]:
         last = self.decoder.last_event_id
-        return {"last-event-id": last} if last else {}
+        return {"x-resume-token": self.token, **({"last-event-id": last} if last else {})}
 
 
 async def resumed_client(http: httpx.AsyncClient, first: Instance, second: Instance,
@@ -98,7 +105,7 @@ async def resumed_client(http: httpx.AsyncClient, first: Instance, second: Insta
     chat = uuid.uuid4().hex
     client = EventSourceClient()
     async with http.stream("POST", f"{first.url}/chat/{chat}") as response:
-        assert response.status_code == 200
+        client.started(response)
         await client.read(response, stop_after=cut)
     async with http.stream("GET", f"{second.url}/chat/{chat}/stream",
                            headers=client.headers) as response:
@@ -108,6 +115,7 @@ async def resumed_client(http: httpx.AsyncClient, first: Instance, second: Insta
     return client
 
 
+@pytest.mark.slow
 async def test_200_streams_each_cut_and_resumed_on_the_other_instance(
         pair: tuple[Instance, Instance]) -> None:
     rng = random.Random(16)
@@ -142,12 +150,15 @@ async def test_ui_protocol_bytes_resume_exactly_on_the_other_instance(
             client = EventSourceClient()
             async with httpx.AsyncClient(timeout=30) as http:
                 async with http.stream("POST", f"{pair[0].url}/chat/{chat}?to={to}") as r:
+                    client.started(r)
                     await _read_raw(client, r, stop_after=cut)
                 last = client.last_id
+                token = {"x-resume-token": client.token}
                 async with http.stream("GET", f"{pair[1].url}/chat/{chat}/stream?to={to}",
-                                       headers={"last-event-id": last}) as r:
+                                       headers={"last-event-id": last, **token}) as r:
                     await _read_raw(client, r)
-                async with http.stream("GET", f"{pair[1].url}/chat/{chat}/stream?to={to}") as r:
+                async with http.stream("GET", f"{pair[1].url}/chat/{chat}/stream?to={to}",
+                                       headers=token) as r:
                     whole = EventSourceClient()
                     await _read_raw(whole, r)
             assert client.data == whole.data, (to, cut)
@@ -189,6 +200,7 @@ async def test_a_killed_producer_gives_a_typed_error_in_the_heartbeat_window(
         client = EventSourceClient()
         async with httpx.AsyncClient(timeout=30) as http:
             async with http.stream("POST", f"{doomed.url}/chat/{chat}") as response:
+                client.started(response)
                 await client.read(response, stop_after=3)
             doomed.kill()  # SIGKILL mid-stream: no terminal entry, no more heartbeats
             killed = time.monotonic()
@@ -201,8 +213,10 @@ async def test_a_killed_producer_gives_a_typed_error_in_the_heartbeat_window(
             partial = info.value.partial
             assert partial is not None and partial.items and not partial.complete
             assert waited < 0.6 + 2.0  # three 0.2 s heartbeats, plus the request
-            fresh = EventSourceClient()  # a new request starts a fresh answer
-            async with http.stream("POST", f"{pair[1].url}/chat/{chat}") as response:
+            fresh = EventSourceClient()  # a new request (with the chat's token) starts afresh
+            async with http.stream("POST", f"{pair[1].url}/chat/{chat}",
+                                   headers={"x-resume-token": client.token}) as response:
+                fresh.started(response)
                 await fresh.read(response)
             fresh.decoder.close()
             assert same(fresh.decoder.message, DIRECT)
@@ -210,10 +224,12 @@ async def test_a_killed_producer_gives_a_typed_error_in_the_heartbeat_window(
         doomed.stop()
 
 
-def reconnect(node_dir: Any, api: str, chat: str, last_event_id: str = "") -> dict[str, Any]:
-    """The real AI SDK's ``DefaultChatTransport.reconnectToStream`` against ``api``."""
+def reconnect(node_dir: Any, api: str, chat: str, token: str = "",
+              last_event_id: str = "") -> dict[str, Any]:
+    """The real AI SDK's ``DefaultChatTransport.reconnectToStream`` against ``api``, the
+    resume token sent the way docs/SECURITY.md shows (``prepareReconnectToStreamRequest``)."""
     script = Path(__file__).resolve().parent / "node" / "reconnect.mjs"
-    done = subprocess.run(["node", str(script), str(node_dir), api, chat, last_event_id],
+    done = subprocess.run(["node", str(script), str(node_dir), api, chat, token, last_event_id],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
@@ -227,13 +243,18 @@ async def test_the_ai_sdk_resumes_a_chat_on_the_other_instance(
     async with httpx.AsyncClient(timeout=30) as http, \
             http.stream("POST", f"{pair[0].url}/ui/chat/{chat}") as response:
         assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+        client.started(response)
         await _read_raw(client, response, stop_after=6)  # the page reloads here
     api = f"{pair[1].url}/ui/chat"
-    whole = await anyio.to_thread.run_sync(reconnect, node_clients, api, chat)
+    token = client.token
+    whole = await anyio.to_thread.run_sync(reconnect, node_clients, api, chat, token)
     assert whole["text"] == DIRECT.text  # replayed from the start, folded by readUIMessageStream
     types = [c["type"] for c in whole["chunks"]]
     assert types[0] == "start" and types[-1] == "finish"
-    rest = await anyio.to_thread.run_sync(reconnect, node_clients, api, chat, client.last_id)
+    rest = await anyio.to_thread.run_sync(reconnect, node_clients, api, chat, token,
+                                          client.last_id)
     assert [c["type"] for c in rest["chunks"]] == types[len(client.data):]  # exactly after it
     none = await anyio.to_thread.run_sync(reconnect, node_clients, api, uuid.uuid4().hex)
     assert none == {"none": True}
+    refused = await anyio.to_thread.run_sync(reconnect, node_clients, api, chat)  # no token
+    assert refused == {"error": "this chat needs its resume token"}  # the Error useChat shows

@@ -166,5 +166,5 @@ def test_provider_names_follow_semconv() -> None:
 
 def test_missing_opentelemetry_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "opentelemetry", None)  # as if not installed
-    with pytest.raises(ImportError, match=r"streamflow\[otel\]"):
+    with pytest.raises(ImportError, match=r"streamflow-llm\[otel\]"):
         OtelSink(dialect="anthropic")

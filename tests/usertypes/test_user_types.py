@@ -30,6 +30,7 @@ def mypy(script: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
 @pytest.mark.skipif(subprocess.run([sys.executable, "-m", "mypy", "--version"],
                                    capture_output=True).returncode != 0,
                     reason="mypy is not installed (pip install -e '.[test]')")
+@pytest.mark.slow
 def test_the_user_api_passes_mypy_strict(tmp_path: Path) -> None:
     done = mypy(HERE / "user_script.py", tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr

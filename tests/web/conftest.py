@@ -2,27 +2,26 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+import os
 from pathlib import Path
 
 import pytest
+from parts import npm_install
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
-PACKAGES = ("ai", "@ag-ui/core", "@ag-ui/client")
+PACKAGES = ("ai", "ai-latest", "@ag-ui/core", "@ag-ui/client")
+
+
+def install_node_clients(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/web/node with ``ai`` v5 and the AG-UI packages installed (skips without node,
+    npm or the registry). Under pytest-xdist the workers' temp dirs share this run's
+    parent, where a failed install is noted so that only one worker waits for npm."""
+    in_worker = "PYTEST_XDIST_WORKER" in os.environ
+    memo = tmp_path_factory.getbasetemp().parent / "npm-install-failed.txt" if in_worker else None
+    return npm_install(NODE_DIR, PACKAGES, memo)
 
 
 @pytest.fixture(scope="session")
-def node_clients() -> Path:
-    """tests/web/node with ``ai`` v5 and the AG-UI packages installed (skips without node/npm)."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are needed to run the real AI SDK / AG-UI clients "
-                    "(CI installs them; apt-get install nodejs npm)")
-    modules = NODE_DIR / "node_modules"
-    if not all((modules / name / "package.json").exists() for name in PACKAGES):
-        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"],
-                              cwd=NODE_DIR, capture_output=True, text=True, timeout=600)
-        if done.returncode != 0:
-            pytest.fail(f"npm install in {NODE_DIR} failed:\n{done.stderr[-2000:]}")
-    return NODE_DIR
+def node_clients(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/web/node with the real AI SDK v5 and AG-UI clients installed."""
+    return install_node_clients(tmp_path_factory)

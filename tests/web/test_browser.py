@@ -1,10 +1,13 @@
 """``streamflow demo --web`` in a real browser: Debian's chromium driven by Playwright for Python.
 
 The page is served by the real command (a subprocess on a free loopback port). The
-bundled conversation must render its thinking (collapsed), the ``get_weather`` call
-with its arguments and result, the answer and the usage footer; an XSS payload in
-live model text must show literally and run nothing. The screenshot is saved under
-the test's tmp dir; ``STREAMFLOW_UPDATE_SCREENSHOT=1`` writes docs/web-demo.png.
+page waits for Ask, and each Ask is one run (one ``POST /api/chat``). The bundled
+conversation must render its thinking (collapsed), the ``get_weather`` call with its
+arguments and result, the answer with its Markdown drawn (bold, a list) and the
+usage footer; an XSS payload in live model text, raw HTML or a ``javascript:`` link
+in its Markdown, must show as text and run nothing. Chromium is found on ``PATH``.
+The screenshot is saved under the test's tmp dir; ``STREAMFLOW_UPDATE_SCREENSHOT=1``
+writes docs/web-demo.png.
 """
 
 from __future__ import annotations
@@ -22,27 +25,25 @@ from typing import Any
 
 import anyio
 import pytest
+from parts import program
 from realdata import DATA, ROOT
 
 from streamflow.decoder import assemble
 from streamflow.demo import recording
 from streamflow.server import ReplayServer, Route
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 XSS = '<img src=x onerror="window.__xss=1"> and <script>window.__xss=2;alert(2)</script> done'
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-if not CHROMIUM.exists():
-    pytest.skip("chromium is not installed (apt-get install -y chromium; CI's .ci/run does)",
-                allow_module_level=True)
+CHROMIUM = program("chromium", "chromium-browser", module=True)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                              args=ARGS)
         yield browser
         browser.close()
@@ -67,7 +68,7 @@ def web_demo(*flags: str, env: dict[str, str] | None = None) -> Iterator[str]:
 
 
 @contextmanager
-def replay_in_thread(route: Route) -> Iterator[str]:
+def replay_in_thread(route: Route | dict[str, Route]) -> Iterator[str]:
     """A ReplayServer on its own event loop in a thread; yields its URL."""
     ready, stop = threading.Event(), threading.Event()
     url: list[str] = []
@@ -89,10 +90,13 @@ def replay_in_thread(route: Route) -> Iterator[str]:
 
 
 def open_page(browser: Any, url: str, state: str = "done") -> tuple[Any, list[str]]:
+    """The page after one Ask, its answer in ``state``; the dialogs it opened."""
     page = browser.new_page(viewport={"width": 900, "height": 900})
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.goto(url)
+    page.wait_for_selector("#send:not([disabled])", timeout=30_000)
+    page.click("#send")
     page.wait_for_selector(f"article.assistant[data-state={state}]", timeout=30_000)
     return page, dialogs
 
@@ -102,8 +106,15 @@ def test_the_bundled_conversation_renders(browser: Any, tmp_path: Path) -> None:
     call = turn1.tool_calls[0]
     with web_demo("--fast", "--offline") as url:
         page, dialogs = open_page(browser, url)
-        texts = page.locator(".assistant .text").all_text_contents()
-        assert texts == [turn1.text, turn2.text]
+        texts = page.locator(".assistant .text")
+        assert texts.count() == 2 and texts.nth(0).text_content() == turn1.text
+        answer = texts.nth(1)  # Markdown drawn: paragraphs, bold, a bullet list
+        assert answer.locator("strong").all_text_contents() == [
+            "17 °C", "13 °C", "Yes, bring a light jacket"]
+        assert answer.locator("ul > li").count() == 2 and answer.locator("p").count() == 3
+        assert "**" not in (answer.text_content() or "")
+        assert answer.locator("li").nth(1).text_content() == (
+            "No umbrella needed: no rain is expected before tomorrow.")
         thinking = page.locator("details.thinking")
         assert thinking.count() == 1 and thinking.get_attribute("open") is None  # collapsed
         assert thinking.locator("pre").text_content() == turn1.thinking
@@ -160,3 +171,86 @@ def test_a_failed_stream_keeps_the_partial_answer_and_shows_the_error(browser: A
         assert page.locator(".assistant .text").all_text_contents() == ["Partial answer"]
         error = page.locator(".assistant .error").text_content() or ""
         assert "ProviderError" in error and "provider became unavailable" in error
+
+
+def test_one_run_per_ask(browser: Any) -> None:
+    with web_demo("--fast", "--offline") as url:
+        page = browser.new_page()
+        posts: list[str] = []
+        page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+        page.goto(url)
+        page.wait_for_selector("#send:not([disabled])", timeout=30_000)
+        page.wait_for_timeout(500)  # nothing runs until Ask
+        assert posts == [] and page.locator("article.assistant").count() == 0
+        page.click("#send")
+        page.wait_for_selector("article.assistant[data-state=done]", timeout=30_000)
+        assert len(posts) == 1 and posts[0].endswith("/api/chat")
+        assert page.locator("article.assistant").count() == 1
+        assert page.locator(".user").count() == 1
+        page.click("#send")
+        page.wait_for_selector("article.assistant:nth-of-type(2)[data-state=done]",
+                               timeout=30_000)
+        assert len(posts) == 2 and page.locator("article.assistant").count() == 2
+
+
+MARKDOWN_ATTACKS = [
+    "**bold** <b>raw</b> [x](javascript:alert(1)) [ok](https://example.test/a?b=1)",
+    "<img src=x onerror=alert(1)>\n\n- item <script>alert(1)</script>\n- `<code>` & *em*",
+    "# Title <svg onload=alert(1)>\n\n```html\n<iframe src=x></iframe>\n```\n> quote <a href=x>",
+    "[**nested**](data:text/html,<script>alert(1)</script>) _under_ 1. one\n1. two\n2) three",
+]
+ALLOWED = {"P", "STRONG", "EM", "CODE", "PRE", "UL", "OL", "LI", "A", "H3", "H4", "H5", "H6",
+           "HR", "BLOCKQUOTE"}
+
+
+def test_the_markdown_renderer_builds_only_safe_nodes(browser: Any) -> None:
+    """markdown.js on hostile inputs: allowed tags only, no handler attributes, safe links."""
+    with web_demo("--fast", "--offline") as url:
+        page = browser.new_page()
+        page.goto(url)
+        page.wait_for_selector("#send:not([disabled])", timeout=30_000)
+        for source in MARKDOWN_ATTACKS:
+            found = page.evaluate("""source => {
+                const box = document.createElement("div");
+                Markdown.render(box, source);
+                document.body.append(box);
+                const nodes = [...box.querySelectorAll("*")];
+                return {tags: nodes.map(n => n.tagName),
+                        attrs: nodes.flatMap(n => [...n.attributes].map(a => a.name)),
+                        hrefs: nodes.filter(n => n.tagName === "A").map(n => n.href),
+                        text: box.textContent};
+            }""", source)
+            assert set(found["tags"]) <= ALLOWED, (source, found)
+            assert set(found["attrs"]) <= {"href", "rel", "target", "start"}, found
+            assert all(h.startswith("https://") for h in found["hrefs"]), found
+            assert found["text"].count("<") == source.count("<"), found  # all shown as text
+        assert page.evaluate("window.__xss") is None
+        shown = page.evaluate("""() => {
+            const box = document.createElement("div");
+            Markdown.render(box, "**bold** <b>raw</b> [x](javascript:alert(1))");
+            return [box.querySelector("strong").textContent, box.textContent];
+        }""")
+        assert shown == ["bold", "bold <b>raw</b> [x](javascript:alert(1))"]
+
+
+def test_a_base_url_without_model_shows_the_model_the_server_reports(browser: Any) -> None:
+    models = Route(chunks=[json.dumps({"object": "list", "data": [
+        {"id": "qwen2.5-7b-instruct", "object": "model"}]}).encode()],
+        content_type="application/json")
+    routes = {"/v1/models": models, "/v1/chat/completions": Route(chunks=[_chat_chunks("hi")])}
+    with replay_in_thread(routes) as upstream, \
+            web_demo("--base-url", upstream + "/v1", env={"OPENAI_API_KEY": "test"}) as url:
+        page = browser.new_page()
+        page.goto(url)
+        page.wait_for_selector("#send:not([disabled])", timeout=30_000)
+        header = page.locator("#source").text_content() or ""
+        assert "qwen2.5-7b-instruct" in header and "gpt-4.1-mini" not in header
+
+
+def test_without_a_model_list_the_header_shows_the_streamed_model(browser: Any) -> None:
+    route = Route(chunks=[_chat_chunks("hi")])  # every path, /v1/models too, gets the stream
+    with replay_in_thread(route) as upstream, \
+            web_demo("--base-url", upstream + "/v1", env={"OPENAI_API_KEY": "test"}) as url:
+        page, _ = open_page(browser, url)
+        header = page.locator("#source").text_content() or ""
+        assert header.endswith("evil-model") and "gpt-4.1-mini" not in header

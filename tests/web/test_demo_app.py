@@ -1,4 +1,4 @@
-"""The ``--web`` demo app without a browser: page, static files, chat stream, the flag."""
+"""The ``--web`` demo app without a browser: page, static files, chat stream, flag, model."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from streamflow.cli import demo as demo_cli
 from streamflow.demo import DEMO_PROMPT
 from streamflow.demo.plan import Plan
 from streamflow.demo.session import DemoOptions
+from streamflow.server import ReplayServer, Route
 from streamflow.web.demo import demo_app
 
 pytestmark = pytest.mark.anyio
@@ -58,3 +59,48 @@ def test_web_keeps_the_demo_rules_for_prompt(capsys: pytest.CaptureFixture[str],
     assert args.web and args.port == 0
     assert demo_cli.run(args) == 2
     assert "--prompt needs a live provider" in capsys.readouterr().err
+
+
+async def test_a_base_url_without_model_asks_the_server_which_model_it_serves() -> None:
+    """Issue 26: the header (and the requests) name the served model, not gpt-4.1-mini."""
+    models = Route(chunks=[json.dumps({"object": "list", "data": [
+        {"id": "llama-3.2-3b", "object": "model"}, {"id": "other", "object": "model"}]}
+        ).encode()], content_type="application/json")
+    chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "llama-3.2-3b",
+             "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}
+    body = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+    async with ReplayServer({"/v1/models": models,
+                             "/v1/chat/completions": Route(chunks=[body])}) as upstream:
+        plan = Plan("live", "openai-chat", upstream.url + "/v1", None, reason="--base-url")
+        with serve_app(demo_app(plan)) as url:
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                config = (await client.get("/api/config")).json()
+                chat = await client.post("/api/chat", json={"prompt": "hello"})
+        sent = [hit for hit in upstream.hits if hit.path == "/v1/chat/completions"]
+    assert config["model"] == "llama-3.2-3b" and config["prices"] is None
+    assert chat.status_code == 200 and sent and sent[0].json()["model"] == "llama-3.2-3b"
+
+
+async def test_a_server_without_a_model_list_leaves_the_model_to_the_stream() -> None:
+    async with ReplayServer({"/v1/chat/completions": Route(chunks=[b"data: [DONE]\n\n"])}
+                            ) as upstream:  # /v1/models: 404
+        plan = Plan("live", "openai-chat", upstream.url + "/v1", None, reason="--base-url")
+        with serve_app(demo_app(plan)) as url:
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                config = (await client.get("/api/config")).json()
+    assert config["model"] is None
+
+
+async def test_the_page_waits_for_ask_and_loads_its_markdown_renderer() -> None:
+    app = demo_app(Plan("replay", "anthropic", reason="test"), DemoOptions(fast=True))
+    with serve_app(app) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            page = (await client.get("/")).text
+            script = (await client.get("/static/app.js")).text
+            markdown = await client.get("/static/markdown.js")
+    assert '<script src="/static/markdown.js"' in page
+    assert markdown.status_code == 200
+    for js in (script, markdown.text):
+        assert "innerHTML" not in js and "insertAdjacentHTML" not in js
+        assert "document.write" not in js and "eval(" not in js
+    assert "ask(config.prompt)" not in script  # nothing runs on load

@@ -1,4 +1,4 @@
-"""The README's "Render in a browser" FastAPI app runs as written.
+"""The README's "Render in a browser" starlette app runs as written.
 
 The snippet is cut out of README.md and imported as ``app.py``; the provider is the
 demo's loopback server (``ANTHROPIC_BASE_URL``), uvicorn serves the app, and the two
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.anyio
 
 
 def readme_app(tmp_path: Path) -> Any:
-    """The FastAPI app of the README section, imported from its own file."""
+    """The app of the README section, imported from its own file."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Render in a browser", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S)
@@ -44,7 +44,7 @@ def readme_app(tmp_path: Path) -> Any:
 @asynccontextmanager
 async def readme_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[str]:
     """The README app served by uvicorn, its provider the demo's loopback server; the URL."""
-    pytest.importorskip("fastapi", reason="the README snippet uses FastAPI")
+    pytest.importorskip("starlette", reason="the README snippet needs the web extra")
     async with DemoServer("anthropic", fast=True) as upstream:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", upstream.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
@@ -57,7 +57,7 @@ def payloads(body: bytes) -> list[Any]:
             if (d := e.removeprefix("data: ")) != "[DONE]"]
 
 
-async def test_the_readme_fastapi_app_serves_both_protocols(
+async def test_the_readme_app_serves_both_protocols(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async with readme_served(tmp_path, monkeypatch) as url:
         async with httpx.AsyncClient(timeout=30) as client:

@@ -1,6 +1,6 @@
 """UniEvents (or a whole Agent run) as AG-UI events, built with the ``ag-ui-protocol`` models.
 
-SSE, one ``data: <json>`` per event (camelCase, ``ag_ui.encoder.EventEncoder``). A
+SSE, one ``data: <json>`` per event (camelCase, as ``ag_ui.encoder.EventEncoder`` writes it). A
 run is ``RUN_STARTED``, per turn ``STEP_STARTED`` .. ``STEP_FINISHED`` with the
 turn's ``TOOL_CALL_RESULT`` events after it, then ``RUN_FINISHED`` (or
 ``RUN_ERROR``, after which nothing is sent)::
@@ -37,6 +37,8 @@ from ag_ui.core import (
     RunErrorEvent,
     RunFinishedEvent,
     RunStartedEvent,
+    StateDeltaEvent,
+    StateSnapshotEvent,
     StepFinishedEvent,
     StepStartedEvent,
     TextMessageContentEvent,
@@ -48,7 +50,6 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from ag_ui.encoder import EventEncoder
 from pydantic_core import to_json
 
 from ...errors import StreamflowError
@@ -60,14 +61,14 @@ from ...events import (
     ThinkingItem,
     ToolCallItem,
 )
+from ...structured import OutputFrom
+from ...structured.updates import json_patch
 from ...tools import ToolResult
 from ..encoder import new_id
+from ..frames_out import sse
 from ..ui_run import UIRunEncoder, b64, error_text, streamflow_metadata
 
 __all__ = ["AGUIEncoder", "token_usage"]
-
-_SSE = EventEncoder()
-
 
 def token_usage(turn: JSONDict) -> TokenUsage:
     """A turn summary's usage as AG-UI ``TokenUsage`` (see ``turn_summary``)."""
@@ -91,21 +92,31 @@ class AGUIEncoder(UIRunEncoder):
     media_type = "text/event-stream"
 
     def __init__(self, *, run: bool = False, message_id: str | None = None,
-                 thread_id: str | None = None, run_id: str | None = None) -> None:
-        super().__init__(run=run, message_id=message_id)
+                 thread_id: str | None = None, run_id: str | None = None,
+                 output: Any = None, output_from: OutputFrom = "auto") -> None:
+        super().__init__(run=run, message_id=message_id, output=output,
+                         output_from=output_from)
         self.thread_id = thread_id or new_id("thread-")
         self.run_id = run_id or new_id("run-")
         self.message_id = message_id or new_id("msg-")
         self._text_id: str | None = None
 
     def _write(self, *events: BaseEvent) -> bytes:
-        return "".join(_SSE.encode(e) for e in events).encode()
+        # what ``ag_ui.encoder.EventEncoder`` writes (camelCase), framed safely
+        return b"".join(sse(e.model_dump(by_alias=True)) for e in events)
 
     def _id(self) -> str:
         return f"{self.message_id}-{self.group_id}"
 
     def begin_run(self) -> bytes:
         return self._write(RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id))
+
+    def output_update(self, value: Any, previous: Any) -> bytes:
+        # the run's state is {"output": <the object so far>}: a snapshot, then JSON Patches
+        if previous is None:
+            return self._write(StateSnapshotEvent(snapshot={"output": value}))
+        ops = json_patch({"output": previous}, {"output": value})
+        return self._write(StateDeltaEvent(delta=ops))  # type: ignore[arg-type]  # validated
 
     def begin_step(self, number: int) -> bytes:
         self._text_id = None  # a tool call's parent is a text message of its own turn

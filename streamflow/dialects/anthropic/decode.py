@@ -21,11 +21,16 @@ Mapping onto UniEvent:
   ``provider={"unknown_deltas": [...]}`` (on a kept block: in its ``deltas``);
   unknown event types are kept in ``provider["unknown_events"]``. Nothing crashes,
   nothing is dropped.
-* Blocks stream one after another: a block starting while another text, thinking,
-  tool or redacted block is open, or a known delta type on the wrong kind of block
-  (``text_delta`` on a ``thinking`` block...), is a ``ProtocolError``. Blocks still
-  open at ``message_stop`` (a ``max_tokens`` cut) are closed there, so cut tool
-  arguments raise ``ToolCallArgumentParseError`` in place of their ``.done``.
+* Blocks may overlap on the wire (llama.cpp starts each parallel ``tool_use`` block
+  before the previous one stops, and stops them all at the end); UniEvent groups
+  never do. The block that started first streams live; one that starts while it is
+  open is held, fragments and all, and written as its own group when the open one
+  stops (see :mod:`streamflow.dialects.held_groups`) -- groups in the order the
+  blocks started, nothing lost; the partial message lists held fragments too. A
+  known delta type on the wrong kind of block (``text_delta`` on a ``thinking``
+  block...) is a ``ProtocolError``. Blocks still open at ``message_stop`` (a
+  ``max_tokens`` cut) are closed there, so cut tool arguments raise
+  ``ToolCallArgumentParseError`` in place of their ``.done``.
 * ``message_delta`` may repeat; its usage is cumulative and read at the end (a
   counter it omits keeps its ``message_start`` value). ``prompt_tokens`` is
   ``input_tokens + cache_read + cache_creation`` (the whole prompt, as OpenAI counts
@@ -55,8 +60,9 @@ from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ...limits import Limits
-from ..base import Decoder, ErrorFields, expect_obj, expect_str, load_frame
-from ..wire_values import token_count
+from ...message import Message
+from ..base import Decoder, ErrorFields, load_frame
+from ..wire_values import expect_index, expect_obj, expect_str, opt_obj, token_count, wrong
 from . import wire
 from .blocks import BlockMapper
 from .wire import parse_event
@@ -82,22 +88,12 @@ def anthropic_usage(raw: JSONDict) -> Usage:
     prompt = None if inp is None else inp + (read or 0) + (made or 0)
     thoughts = token_count(raw.get("output_tokens_details"), "thinking_tokens")
     return Usage(cached_tokens=read, prompt_tokens=prompt, thoughts_tokens=thoughts,
-                 response_tokens=token_count(raw, "output_tokens"), provider=raw)
-
-
-def _opt_obj(value: Any, what: str) -> JSONDict:
-    return {} if value is None else _obj(value, what)
-
-
-def _obj(value: Any, what: str) -> JSONDict:
-    return value if type(value) is dict else expect_obj(value, f"anthropic {what}")
+                 response_tokens=token_count(raw, "output_tokens"), provider=raw,
+                 cache_write_tokens=made)
 
 
 def _index(ev: JSONDict) -> int:
-    index = ev.get("index")
-    if type(index) is not int:
-        raise ProtocolError(f"anthropic {ev.get('type')} index must be an integer, got {index!r}")
-    return index
+    return expect_index(ev.get("index"), f"anthropic {ev.get('type')} index")
 
 
 class AnthropicDecoder(Decoder[ServerSentEvent]):
@@ -133,6 +129,14 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
         self._stop_reason: str | None = None
         self._stop_sequence: str | None = None
 
+    @property
+    def partial(self) -> Message:
+        """The message so far, with the fragments of held (overlapping) blocks appended."""
+        msg = self.emitter.message
+        if not msg.complete:
+            msg.items += self._blocks.pending_items()
+        return msg
+
     @classmethod
     def sniff(cls, frame: Any) -> bool:
         """An Anthropic stream opens with ``message_start``, ``ping`` or an ``error`` object."""
@@ -160,21 +164,22 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
         if kind == "content_block_delta":  # the per-token event: checks inlined
             index = ev.get("index")
             if type(index) is not int:
-                index = _index(ev)  # raises
+                raise wrong("anthropic content_block_delta index", "an integer", index)
             delta = ev.get("delta")
             if type(delta) is not dict:
-                delta = _obj(delta, "content_block_delta.delta")  # raises
+                raise wrong("anthropic content_block_delta.delta", "a JSON object", delta)
             self._blocks.delta(index, delta)
         elif kind == "ping":
             return
         elif self.emitter.stopped:
             raise ProtocolError(f"anthropic {kind!r} event after message_stop", raw=frame.data)
         elif kind == "content_block_start":
-            self._blocks.start(_index(ev), _obj(ev.get("content_block"), "content_block"))
+            block = expect_obj(ev.get("content_block"), "anthropic content_block")
+            self._blocks.start(_index(ev), block)
         elif kind == "content_block_stop":
             self._blocks.stop(_index(ev))
         elif kind == "message_start":
-            self._message_start(_obj(ev.get("message"), "message_start.message"))
+            self._message_start(expect_obj(ev.get("message"), "anthropic message_start.message"))
         elif kind == "message_delta":
             self._message_delta(ev)
         elif kind == "message_stop":
@@ -205,15 +210,17 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
         self._merge_usage(message.get("usage"))
 
     def _merge_usage(self, usage: Any) -> None:
-        for key, value in _opt_obj(usage, "usage").items():
+        for key, value in opt_obj(usage, "anthropic usage").items():
             if value is None:
                 continue  # omitted counters keep their earlier value
-            if key in _COUNTERS and type(value) is not int:
-                raise ProtocolError(f"anthropic usage.{key} must be an integer, got {value!r}")
+            if key in _COUNTERS:
+                expect_index(value, f"anthropic usage.{key}")
             self._usage[key] = value
+        if self._usage:  # a cut from now on keeps the counts reported so far
+            self.emitter.counted(anthropic_usage(dict(self._usage)))
 
     def _message_delta(self, ev: JSONDict) -> None:
-        delta = _opt_obj(ev.get("delta"), "message_delta.delta")
+        delta = opt_obj(ev.get("delta"), "anthropic message_delta.delta")
         if delta.get("stop_reason") is not None:
             self._stop_reason = expect_str(delta["stop_reason"], "stop_reason")
         if "stop_sequence" in delta:

@@ -28,8 +28,6 @@ from __future__ import annotations
 import base64
 from typing import Any, ClassVar
 
-from pydantic_core import to_json
-
 from ...errors import StreamflowError
 from ...events import (
     ContentItem,
@@ -41,7 +39,8 @@ from ...events import (
     UniEvent,
     Usage,
 )
-from ..encoder import Encoder, error_fields, native_reason, new_id, sse
+from ..encoder import Encoder, error_fields, native_reason, new_id
+from ..frames_out import event_head, is_token, json_bytes, sse
 from .decode import FINISH_REASONS
 
 __all__ = ["AnthropicEncoder", "anthropic_usage_json"]
@@ -51,6 +50,15 @@ _REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_call": "tool_use",
 _OWN_META = frozenset({"id", "model", "stop_reason", "stop_sequence", "message_stop",
                        "extra_blocks", "unknown_events"})
 _RIDING = ("citations", "unknown_deltas")
+# the event types the SDK and the decoder act on: never written from another stream's data
+_OWN_EVENTS = frozenset({"message_start", "message_delta", "message_stop", "content_block_start",
+                         "content_block_delta", "content_block_stop", "ping", "error",
+                         "completion"})
+# what the decoder maps onto content (never written from a kept slot: another dialect's
+# provider data would show as text or calls the upstream never sent)
+_CONTENT_BLOCKS = frozenset({"text", "thinking", "tool_use", "redacted_thinking"})
+_CONTENT_DELTAS = frozenset({"text_delta", "citations_delta", "thinking_delta",
+                             "signature_delta", "input_json_delta"})
 
 
 def anthropic_usage_json(usage: Usage | None) -> JSONDict:
@@ -60,7 +68,12 @@ def anthropic_usage_json(usage: Usage | None) -> JSONDict:
     raw = usage.provider if isinstance(usage.provider, dict) else {}
     native = "input_tokens" in raw and "total_tokens" not in raw
     out: JSONDict = dict(raw) if native else {}
-    made = raw.get("cache_creation_input_tokens") if native else None
+    made = usage.cache_write_tokens
+    if made is None and native:
+        value = raw.get("cache_creation_input_tokens")
+        made = value if type(value) is int else None
+    if made is not None:
+        out["cache_creation_input_tokens"] = made
     if usage.prompt_tokens is not None:
         out["input_tokens"] = usage.prompt_tokens - (usage.cached_tokens or 0) - (made or 0)
     if usage.cached_tokens is not None:
@@ -73,6 +86,23 @@ def anthropic_usage_json(usage: Usage | None) -> JSONDict:
     out.setdefault("input_tokens", 0)
     out.setdefault("output_tokens", 0)
     return out
+
+
+def _is_content(obj: JSONDict, types: frozenset[str]) -> bool:
+    kind = obj.get("type")
+    return isinstance(kind, str) and kind in types
+
+
+def _unknown_event(unknown: Any) -> bytes:
+    """An event kept as it came: named by its type when that is a token, else data only
+    (the SDK skips unnamed events; the decoder reads the type from the JSON). One whose
+    type the SDK or the decoder would act on (another dialect's data) is not written."""
+    if not isinstance(unknown, dict):
+        return b""
+    kind = unknown.get("type")
+    if isinstance(kind, str) and kind in _OWN_EVENTS:
+        return b""
+    return sse(unknown, kind if is_token(kind) else None)
 
 
 class AnthropicEncoder(Encoder):
@@ -149,7 +179,8 @@ class AnthropicEncoder(Encoder):
                     out += self._delta({"type": "citations_delta", "citation": citation})
         if provider and provider.get("unknown_deltas"):
             for delta in provider["unknown_deltas"]:
-                out += self._delta(delta)
+                if isinstance(delta, dict) and not _is_content(delta, _CONTENT_DELTAS):
+                    out += self._delta(delta)
         return out
 
     def _done(self, item: ContentItem) -> bytes:
@@ -181,24 +212,26 @@ class AnthropicEncoder(Encoder):
     def _delta(self, delta: JSONDict) -> bytes:
         prefix = self._prefix
         if prefix is None:  # once per block: the event's bytes up to its delta
-            prefix = self._prefix = (b'event: content_block_delta\ndata: {"type":'
-                                     b'"content_block_delta","index":'
+            prefix = self._prefix = (event_head("content_block_delta")
+                                     + b'{"type":"content_block_delta","index":'
                                      + str(self._index).encode() + b',"delta":')
-        return prefix + to_json(delta) + b"}\n\n"
+        return prefix + json_bytes(delta) + b"}\n\n"
 
     # -- message level --------------------------------------------------------
     def _stop(self, event: UniEvent) -> bytes:
         meta = self.meta
         out = b""
         for kept in meta.get("extra_blocks") or ():
+            if not isinstance(kept, dict) or _is_content(kept, _CONTENT_BLOCKS):
+                continue
             block = {k: v for k, v in kept.items() if k not in ("index", "deltas", "input_json")}
-            deltas = list(kept.get("deltas") or ())
+            deltas = [d for d in kept.get("deltas") or ()
+                      if isinstance(d, dict) and not _is_content(d, _CONTENT_DELTAS)]
             if "input_json" in kept:
                 deltas.append({"type": "input_json_delta", "partial_json": kept["input_json"]})
             out += self._whole(block, deltas)
         for unknown in meta.get("unknown_events") or ():
-            if isinstance(unknown, dict):
-                out += sse(unknown, str(unknown.get("type") or "unknown"))
+            out += _unknown_event(unknown)
         reason = native_reason(meta.get("stop_reason"), event.finish_reason,
                                lambda r: FINISH_REASONS.get(r, "unknown"),
                                _REASONS.get(event.finish_reason or "unknown", "end_turn"))

@@ -16,6 +16,10 @@ the ``:event-type`` header names each event and the payload is JSON.
   unknown delta keys ride on an empty fragment as ``provider["unknown_deltas"]``,
   unknown events in ``provider["unknown_events"]``. The ``p`` field every payload
   carries is random padding and is the one thing not kept.
+* Blocks may overlap (``contentBlockIndex`` says which one a delta belongs to); UniEvent
+  groups never do: a block that starts while another is open is held and written as
+  its own group when that one stops (:mod:`streamflow.dialects.held_groups`); blocks
+  still open at ``messageStop`` are closed there, in their order.
 * ``messageStop.stopReason``: ``end_turn``/``stop_sequence`` -> ``stop``,
   ``max_tokens``/``model_context_window_exceeded`` -> ``length``, ``tool_use`` ->
   ``tool_call``, anything else (``guardrail_intervened``, ``content_filtered``...)
@@ -41,10 +45,22 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ...errors import IncompleteStreamError, ProtocolError, ProviderError
-from ...events import FinishReason, InlineDataItem, InlineThinkingItem, JSONDict, Usage
+from ...events import (
+    ContentItem,
+    FinishReason,
+    InlineDataItem,
+    InlineThinkingItem,
+    JSONDict,
+    TextItem,
+    ThinkingItem,
+    ToolCallItem,
+    Usage,
+)
 from ...framing.eventstream import EventStreamMessage
-from ..base import Decoder, expect_obj, expect_str, load_json
-from ..wire_values import b64_field, token_count
+from ...message import Message
+from ..base import Decoder, load_json
+from ..held_groups import HeldGroups
+from ..wire_values import b64_field, expect_index, expect_obj, expect_str, opt_obj, token_count
 from . import wire
 from .wire import parse_event
 
@@ -71,14 +87,14 @@ _PADDING = "p"
 
 def bedrock_usage(raw: JSONDict) -> Usage:
     """Map a Bedrock ``TokenUsage`` object onto :class:`Usage` (raw kept in ``provider``)."""
-    if type(raw) is not dict:
-        raise ProtocolError("bedrock usage is not a JSON object")
+    expect_obj(raw, "bedrock usage")
     inp = token_count(raw, "inputTokens")
     read = token_count(raw, "cacheReadInputTokens")
     write = token_count(raw, "cacheWriteInputTokens")
     prompt = None if inp is None else inp + (read or 0) + (write or 0)
     return Usage(cached_tokens=read, prompt_tokens=prompt, thoughts_tokens=None,
-                 response_tokens=token_count(raw, "outputTokens"), provider=raw)
+                 response_tokens=token_count(raw, "outputTokens"), provider=raw,
+                 cache_write_tokens=write)
 
 
 def event_payload(frame: EventStreamMessage) -> JSONDict:
@@ -112,10 +128,7 @@ def raise_exception_frame(frame: EventStreamMessage) -> None:
 
 
 def _index(ev: JSONDict) -> int:
-    index = ev.get("contentBlockIndex")
-    if type(index) is not int:
-        raise ProtocolError(f"bedrock contentBlockIndex must be an integer, got {index!r:.40}")
-    return index
+    return expect_index(ev.get("contentBlockIndex"), "bedrock contentBlockIndex")
 
 class BedrockDecoder(Decoder[EventStreamMessage]):
     """Sans-IO decoder of Bedrock ConverseStream (see module doc)."""
@@ -134,8 +147,17 @@ class BedrockDecoder(Decoder[EventStreamMessage]):
         self._blocks: dict[int, JSONDict] = {}
         self._closed: set[int] = set()
         self._current: int | None = None
+        self._held = HeldGroups(self.emitter)  # blocks that started while another streams
         self._stop: JSONDict | None = None
         self._metadata: JSONDict | None = None
+
+    @property
+    def partial(self) -> Message:
+        """The message so far, with the fragments of held (overlapping) blocks appended."""
+        msg = self.emitter.message
+        if not msg.complete and self._held:
+            msg.items += self._held.pending_items()
+        return msg
 
     @classmethod
     def sniff(cls, frame: Any) -> bool:
@@ -153,9 +175,9 @@ class BedrockDecoder(Decoder[EventStreamMessage]):
             raise ProtocolError(f"bedrock {kind!r} event after the stream stopped",
                                 raw=frame.payload)
         if kind == "contentBlockDelta":
-            self._delta(_index(ev), expect_obj(ev.get("delta"), "delta"))
+            self._delta(_index(ev), expect_obj(ev.get("delta"), "bedrock delta"))
         elif kind == "contentBlockStart":
-            self._start(_index(ev), expect_obj(ev.get("start"), "start"))
+            self._start(_index(ev), expect_obj(ev.get("start"), "bedrock start"))
         elif kind == "contentBlockStop":
             self._stop_block(_index(ev))
         elif kind == "messageStart":
@@ -170,88 +192,110 @@ class BedrockDecoder(Decoder[EventStreamMessage]):
 
     # -- blocks ---------------------------------------------------------------
     def _block(self, index: int) -> JSONDict:
-        if type(index) is not int or index in self._closed:
+        if index in self._closed:
             raise ProtocolError(f"bedrock event for content block {index!r}, which is closed")
         state = self._blocks.get(index)
         if state is None:  # text and reasoning blocks have no contentBlockStart
-            state = self._blocks[index] = {"kind": "group"}
-        if state["kind"] == "group" and index != self._current:
-            self.emitter.close_group()
-            self._current = index
+            state = self._blocks[index] = {"kind": "group", "last": ""}
+            if self._current is None:
+                self.emitter.close_group()
+                self._current = index
+            else:  # overlapping blocks: this one is written when the open one ends
+                self._held.hold(index)
         return state
+
+    def _out(self, index: int, state: JSONDict, item: ContentItem) -> None:
+        """One fragment of block ``index``: written when its group is open, else held."""
+        state["last"] = item.kind
+        if index == self._current:
+            self.emitter.delta(item)
+        else:
+            self._held.put(index, item)
 
     def _start(self, index: int, start: JSONDict) -> None:
         if index in self._blocks or index in self._closed:
             raise ProtocolError(f"bedrock content block {index} started twice")
-        state = self._block(index)
         tool = start.get("toolUse")
+        if tool is None and "image" not in start:  # toolResult, or a later type: kept whole
+            self._blocks[index] = {"kind": "extra",
+                                   "block": {"index": index, "start": start, "deltas": []}}
+            return
+        state = self._block(index)
         if tool is not None:
+            tool = expect_obj(tool, "bedrock toolUse")
             state["tool"] = True
             extra = {k: v for k, v in tool.items() if k not in ("toolUseId", "name")}
-            self.emitter.tool_call("", expect_str(tool.get("name"), "toolUse.name"),
-                                   expect_str(tool.get("toolUseId"), "toolUse.toolUseId"),
-                                   extra or None, new=True)
-        elif "image" in start:
-            image = expect_obj(start["image"] or {}, "image")
+            self._out(index, state, ToolCallItem(
+                "tool_call.delta", expect_str(tool.get("name"), "toolUse.name"),
+                expect_str(tool.get("toolUseId"), "toolUse.toolUseId"), "", None,
+                extra or None))
+        else:
+            image = opt_obj(start["image"], "bedrock image")
             fmt = expect_str(image.get("format"), "image.format")
             state["mime"] = f"image/{fmt}" if fmt else "application/octet-stream"
-        else:  # toolResult, or a block type added later: kept whole
-            state["kind"] = "extra"
-            state["block"] = {"index": index, "start": start, "deltas": []}
-            if self._current == index:
-                self._current = None
 
     def _delta(self, index: int, delta: JSONDict) -> None:
         state = self._block(index)
         if state["kind"] == "extra":
             state["block"]["deltas"].append(delta)
             return
-        em = self.emitter
         for key, value in delta.items():
             if key == "text":
-                em.text(expect_str(value, "delta.text"))
+                self._out(index, state, TextItem("text.delta", expect_str(value, "delta.text"),
+                                                 None, None))
             elif key == "toolUse":
                 if not state.get("tool"):
                     raise ProtocolError(f"toolUse delta for block {index}, which is no tool call")
-                em.tool_call(expect_str(value.get("input"), "toolUse.input"))
+                tool = expect_obj(value, "bedrock delta.toolUse")
+                self._out(index, state, ToolCallItem(
+                    "tool_call.delta", "", "", expect_str(tool.get("input"), "toolUse.input"),
+                    None, None))
             elif key == "reasoningContent":
-                self._reasoning(value)
+                for item in self._reasoning(expect_obj(value, "bedrock delta.reasoningContent")):
+                    self._out(index, state, item)
             elif key == "citation":
-                em.text("", {"citations": [value]})
+                self._out(index, state, TextItem("text.delta", "", None, {"citations": [value]}))
             elif key == "image":
-                source = value.get("source") or {}
+                value = expect_obj(value, "bedrock delta.image")
+                source = opt_obj(value.get("source"), "bedrock delta.image.source")
                 extra = {k: v for k, v in value.items() if k != "source"} or None
-                em.delta(InlineDataItem("inline_data.delta", b64_field(source.get("bytes", ""),
-                         "image bytes"), state.get("mime", "application/octet-stream"),
-                         None, extra))
+                self._out(index, state, InlineDataItem(
+                    "inline_data.delta", b64_field(source.get("bytes", ""), "image bytes"),
+                    state.get("mime", "application/octet-stream"), None, extra))
             else:
-                self._unknown_delta(state, {key: value})
+                self._out(index, state, self._unknown_delta(state, {key: value}))
 
-    def _reasoning(self, value: JSONDict) -> None:
-        em = self.emitter
+    @staticmethod
+    def _reasoning(value: JSONDict) -> list[ContentItem]:
+        out: list[ContentItem] = []
         for key, part in value.items():
             if key == "text":
-                em.thinking(expect_str(part, "reasoningContent.text"))
+                out.append(ThinkingItem("thinking.delta",
+                                        expect_str(part, "reasoningContent.text"), None, None))
             elif key == "signature":
-                em.thinking("", {"signature": expect_str(part, "reasoningContent.signature")})
+                sig = expect_str(part, "reasoningContent.signature")
+                out.append(ThinkingItem("thinking.delta", "", {"signature": sig}, None))
             elif key == "redactedContent":
-                em.delta(InlineThinkingItem("inline_thinking.delta",
-                                            b64_field(part, "redactedContent"), None,
-                                            {"block_type": "redactedContent"}))
+                out.append(InlineThinkingItem("inline_thinking.delta",
+                                              b64_field(part, "redactedContent"), None,
+                                              {"block_type": "redactedContent"}))
             else:
-                em.thinking("", None, {"unknown_deltas": [{"reasoningContent": {key: part}}]})
+                out.append(ThinkingItem("thinking.delta", "", None, {
+                    "unknown_deltas": [{"reasoningContent": {key: part}}]}))
+        return out
 
-    def _unknown_delta(self, state: JSONDict, delta: JSONDict) -> None:
+    @staticmethod
+    def _unknown_delta(state: JSONDict, delta: JSONDict) -> ContentItem:
+        """An unknown delta key rides on an empty fragment of the block's kind."""
         extra = {"unknown_deltas": [delta]}
-        em = self.emitter
+        last = state["last"]
         if state.get("tool"):
-            em.tool_call("", provider=extra)
-        elif em.open_kind == "thinking":
-            em.thinking("", None, extra)
-        elif em.open_kind == "inline_thinking":
-            em.delta(InlineThinkingItem("inline_thinking.delta", b"", None, extra))
-        else:
-            em.text("", extra)
+            return ToolCallItem("tool_call.delta", "", "", "", None, extra)
+        if last == "thinking":
+            return ThinkingItem("thinking.delta", "", None, extra)
+        if last == "inline_thinking":
+            return InlineThinkingItem("inline_thinking.delta", b"", None, extra)
+        return TextItem("text.delta", "", None, extra)
 
     def _stop_block(self, index: int) -> None:
         state = self._block(index)
@@ -260,16 +304,20 @@ class BedrockDecoder(Decoder[EventStreamMessage]):
         if state["kind"] == "extra":
             self.emitter.keep("extra_blocks", state["block"])
             return
+        if index != self._current:
+            self._held.end(index)  # its group is written when its turn comes
+            return
         self.emitter.close_group()
-        self._current = None
+        self._current = self._held.release() if self._held else None
 
     # -- message level --------------------------------------------------------
     def _message_stop(self, ev: JSONDict) -> None:
         if self._stop is not None:
             raise ProtocolError("bedrock messageStop arrived twice")
         self._stop = ev
+        while self._current is not None:  # blocks left open: closed in their order
+            self._stop_block(self._current)
         self.emitter.close_group()
-        self._current = None
         self._maybe_stop()
 
     def _maybe_stop(self, at_close: bool = False) -> None:
@@ -281,7 +329,7 @@ class BedrockDecoder(Decoder[EventStreamMessage]):
         provider.update({k: v for k, v in stop.items() if k != "stopReason"})
         usage = None
         if meta is not None:
-            usage = bedrock_usage(meta.get("usage") or {})
+            usage = bedrock_usage(opt_obj(meta.get("usage"), "bedrock usage"))
             provider.update({k: v for k, v in meta.items() if k != "usage"})
         self.emitter.stop(usage, FINISH_REASONS.get(expect_str(raw, "stopReason"), "unknown"),
                           provider)

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from ...errors import ProtocolError
 from ...framing.eventstream import EventStreamMessage
 from ...framing.sse import ServerSentEvent
+from ...message import Message
 from ..anthropic.decode import AnthropicDecoder
 from ..base import Decoder, load_json
 from ..bedrock import wire as bedrock_wire
@@ -42,6 +43,11 @@ class BedrockInvokeDecoder(Decoder[EventStreamMessage]):
         super().__init__(**kwargs)
         self._native: Decoder = AnthropicDecoder(limits=self.limits, clock=self._clock)
         self.emitter = self._native.emitter  # one message, written by the native decoder
+
+    @property
+    def partial(self) -> Message:
+        """The native decoder's partial message (held blocks included)."""
+        return self._native.partial
 
     @classmethod
     def sniff(cls, frame: Any) -> bool:

@@ -31,7 +31,16 @@ from ...errors import IncompleteStreamError, LimitExceededError, ProtocolError, 
 from ...events import EmbeddingItem, Usage
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder
-from ..wire_values import b64_field, token_count
+from ..wire_values import (
+    b64_field,
+    error_code,
+    error_text,
+    expect_index,
+    expect_list,
+    expect_obj,
+    opt_obj,
+    token_count,
+)
 
 __all__ = ["EmbeddingsDecoder", "decode_vector"]
 
@@ -108,11 +117,9 @@ class EmbeddingsDecoder(Decoder[ServerSentEvent]):
             err = err if isinstance(err, dict) else {"message": err}
             code = err.get("code")
             raise ProviderError(str(err.get("message") or "embeddings error"),
-                                code=code if isinstance(code, (int, str)) else None,
-                                type=err.get("type"), body=body)
-        data = body.get("data")
-        if type(data) is not list:
-            raise ProtocolError("embeddings body has no data list")
+                                code=error_code(code), type=error_text(err.get("type")),
+                                body=body)
+        data = expect_list(body.get("data"), "embeddings data")
         entries = sorted(enumerate(data), key=lambda p: _index(p[1], p[0]))
         em = self.emitter
         em.note({k: v for k, v in body.items() if k not in ("data", "usage", "object")})
@@ -122,17 +129,11 @@ class EmbeddingsDecoder(Decoder[ServerSentEvent]):
             em.delta(EmbeddingItem("embedding.delta", decode_vector(entry.get("embedding")),
                                    None, extra))
             em.close_group()
-        raw = body.get("usage") or {}
-        if type(raw) is not dict:
-            raise ProtocolError("embeddings usage is not a JSON object")
+        raw = opt_obj(body.get("usage"), "embeddings usage")
         usage = Usage(prompt_tokens=token_count(raw, "prompt_tokens"), provider=raw or None)
         em.stop(usage, "stop")
 
 
 def _index(entry: Any, position: int) -> int:
-    if type(entry) is not dict:
-        raise ProtocolError("embeddings data entry is not a JSON object")
-    index = entry.get("index", position)
-    if type(index) is not int:
-        raise ProtocolError(f"embedding index must be an integer, got {index!r}")
-    return index
+    return expect_index(expect_obj(entry, "embeddings data entry").get("index", position),
+                        "embedding index")

@@ -13,7 +13,8 @@ import json
 
 from ...errors import ProtocolError
 from ...events import JSONDict, ToolCallItem
-from ..base import Emitter, expect_str
+from ..base import Emitter
+from ..wire_values import expect_str
 from .args import ArgsWriter
 from .candidate import Candidate
 

@@ -7,26 +7,13 @@ after candidate 0, counting their size against ``max_message_bytes`` meanwhile.
 
 from __future__ import annotations
 
-import base64
-from typing import Any
-
-from ...errors import LimitExceededError, ProtocolError
+from ...errors import LimitExceededError
 from ...events import ContentItem, JSONDict
 from ...limits import Limits
-from ..base import Emitter, expect_str
+from ..base import Emitter
 from .args import ArgsWriter
 
-__all__ = ["Candidate", "b64_bytes"]
-
-
-def b64_bytes(data: Any) -> bytes:
-    """Decode base64 (standard or URL-safe alphabet); anything else is a ``ProtocolError``."""
-    text = expect_str(data, "inlineData.data")
-    try:
-        return base64.b64decode(text, altchars=b"-_" if "-" in text or "_" in text else None,
-                                validate=True)
-    except ValueError:
-        raise ProtocolError("gemini inlineData.data is not base64") from None
+__all__ = ["Candidate"]
 
 
 class Candidate:

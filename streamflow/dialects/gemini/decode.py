@@ -63,11 +63,19 @@ from ...events import (
     Usage,
 )
 from ...framing.sse import ServerSentEvent
-from ..base import Decoder, expect_obj, expect_str, load_json
-from ..wire_values import token_count
+from ..base import Decoder, load_json
+from ..wire_values import (
+    b64_field,
+    error_code,
+    error_text,
+    expect_obj,
+    expect_str,
+    opt_list,
+    token_count,
+)
 from . import wire
 from .calls import CallsMixin
-from .candidate import Candidate, b64_bytes
+from .candidate import Candidate
 from .wire import parse_event
 
 __all__ = ["GeminiDecoder", "gemini_usage", "parse_event"]
@@ -77,24 +85,16 @@ _RESPONSE_KEYS = frozenset({"candidates", "usageMetadata", "promptFeedback", "re
                             "modelVersion"})
 
 
-def _count(raw: JSONDict, key: str) -> int | None:
-    return token_count(raw, key)
-
-
 def gemini_usage(raw: JSONDict) -> Usage:
     """Map a ``usageMetadata`` object onto :class:`Usage` (see module doc; raw kept)."""
-    prompt, tool = _count(raw, "promptTokenCount"), _count(raw, "toolUsePromptTokenCount")
-    out, thoughts = _count(raw, "candidatesTokenCount"), _count(raw, "thoughtsTokenCount")
+    prompt, tool = token_count(raw, "promptTokenCount"), token_count(raw, "toolUsePromptTokenCount")
+    out, thoughts = token_count(raw, "candidatesTokenCount"), token_count(raw, "thoughtsTokenCount")
     return Usage(
-        cached_tokens=_count(raw, "cachedContentTokenCount"),
+        cached_tokens=token_count(raw, "cachedContentTokenCount"),
         prompt_tokens=None if prompt is None and tool is None else (prompt or 0) + (tool or 0),
         thoughts_tokens=thoughts,
         response_tokens=None if out is None and thoughts is None else (out or 0) + (thoughts or 0),
         provider=raw)
-
-
-def _obj(value: Any, what: str) -> JSONDict:
-    return value if type(value) is dict else expect_obj(value, f"gemini {what}")
 
 
 class GeminiDecoder(CallsMixin, Decoder[ServerSentEvent]):
@@ -133,11 +133,12 @@ class GeminiDecoder(CallsMixin, Decoder[ServerSentEvent]):
 
     def handle(self, frame: ServerSentEvent) -> None:
         """Map one whole response chunk."""
-        ev = _obj(load_json(frame.data, "gemini event"), "event")
+        ev = expect_obj(load_json(frame.data, "gemini event"), "gemini event")
         if "error" in ev:
-            err = _obj(ev["error"], "error")
+            err = expect_obj(ev["error"], "gemini error")
             raise ProviderError(str(err.get("message") or "gemini stream error"),
-                                code=err.get("code"), type=err.get("status"), body=ev)
+                                code=error_code(err.get("code")),
+                                type=error_text(err.get("status")), body=ev)
         em = self.emitter
         rid = ev.get("responseId")
         meta = {k: v for k, v in ev.items() if k not in _RESPONSE_KEYS}
@@ -148,20 +149,18 @@ class GeminiDecoder(CallsMixin, Decoder[ServerSentEvent]):
         em.note(meta)
         feedback = ev.get("promptFeedback")
         if feedback is not None:
-            feedback = _obj(feedback, "promptFeedback")
+            feedback = expect_obj(feedback, "gemini promptFeedback")
             reason = feedback.get("blockReason")
             if reason:
                 raise ProviderError(
                     str(feedback.get("blockReasonMessage") or f"prompt blocked: {reason}"),
-                    code=reason, type="prompt_blocked", body=ev)
+                    code=error_code(reason), type="prompt_blocked", body=ev)
             em.note({"prompt_feedback": feedback})
         if ev.get("usageMetadata") is not None:
-            self._usage = gemini_usage(_obj(ev["usageMetadata"], "usageMetadata"))
-        candidates = ev.get("candidates") or []
-        if type(candidates) is not list:
-            raise ProtocolError("gemini candidates must be a list")
-        for pos, cand in enumerate(candidates):
-            self._candidate(pos, _obj(cand, "candidate"))
+            self._usage = gemini_usage(expect_obj(ev["usageMetadata"], "gemini usageMetadata"))
+            em.counted(self._usage)  # cumulative: a cut keeps the counts so far
+        for pos, cand in enumerate(opt_list(ev.get("candidates"), "gemini candidates")):
+            self._candidate(pos, expect_obj(cand, "gemini candidate"))
 
     def _candidate(self, pos: int, cand: JSONDict) -> None:
         given = cand.get("index")
@@ -172,21 +171,18 @@ class GeminiDecoder(CallsMixin, Decoder[ServerSentEvent]):
                                                 self.limits)
         content = cand.get("content")
         if content is not None:
-            parts = _obj(content, "content").get("parts") or []
-            if type(parts) is not list:
-                raise ProtocolError("gemini content.parts must be a list")
-            for part in parts:
-                self._part(c, _obj(part, "part"))
+            parts = expect_obj(content, "gemini content").get("parts")
+            for part in opt_list(parts, "gemini content.parts"):
+                self._part(c, expect_obj(part, "gemini part"))
         for key, value in cand.items():
             if key in ("content", "index") or value is None:
                 continue
             if key == "finishReason":
                 c.finish = expect_str(value, "finishReason")
             elif key == "citationMetadata":
-                meta = _obj(value, key)  # the Gemini API and the Vertex spelling
-                sources = meta.get("citationSources", meta.get("citations")) or []
-                if type(sources) is not list:
-                    raise ProtocolError("gemini citationMetadata citations must be a list")
+                meta = expect_obj(value, f"gemini {key}")  # the Gemini API and the Vertex spelling
+                sources = opt_list(meta.get("citationSources", meta.get("citations")),
+                                   "gemini citationMetadata citations")
                 self._ride(c, key, "citations", value, list(sources))
             elif key == "logprobsResult":
                 self._ride(c, key, "logprobs", value, [value])
@@ -206,15 +202,16 @@ class GeminiDecoder(CallsMixin, Decoder[ServerSentEvent]):
         fid = {"thought_signature": expect_str(sig, "thoughtSignature")} if sig else None
         extras = {k: v for k, v in part.items() if k not in _PART_KEYS} or None
         if "functionCall" in part:
-            self._call(c, _obj(part["functionCall"], "functionCall"), fid, extras, part)
+            call = expect_obj(part["functionCall"], "gemini functionCall")
+            self._call(c, call, fid, extras, part)
         elif c.writer is not None:
             c.after.append(part)
         elif "inlineData" in part:
-            blob = _obj(part["inlineData"], "inlineData")
+            blob = expect_obj(part["inlineData"], "gemini inlineData")
             mime = expect_str(blob.get("mimeType"), "inlineData.mimeType")
             joined = (c.open == "inline_data" and mime == c.mime and mime.startswith("audio/")
                       and not (fid and c.sig))
-            data = b64_bytes(blob.get("data"))
+            data = b64_field(blob.get("data"), "gemini inlineData.data", urlsafe=True)
             c.put(InlineDataItem("inline_data.delta", data, mime, fid, extras), new=not joined)
             c.mime = mime
         elif "text" in part or (fid and part.keys() <= {"thought", "thoughtSignature"}):

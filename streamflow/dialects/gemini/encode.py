@@ -35,7 +35,8 @@ from ...events import (
     UniEvent,
     Usage,
 )
-from ..encoder import Encoder, error_fields, native_reason, slot_index, sse
+from ..encoder import Encoder, error_fields, native_reason, slot_index
+from ..frames_out import sse
 from .decode import gemini_usage
 
 __all__ = ["GeminiEncoder", "gemini_usage_json", "is_base64"]
@@ -48,6 +49,12 @@ _RESERVED = frozenset({"error", "candidates", "usageMetadata", "promptFeedback"}
 _STATUS = {"overloaded_error": (503, "UNAVAILABLE"), "rate_limit_error": (429,
             "RESOURCE_EXHAUSTED"), "rate_limit_exceeded": (429, "RESOURCE_EXHAUSTED"),
            "invalid_request_error": (400, "INVALID_ARGUMENT")}
+# the part fields google-genai and the decoder read as content: never from a provider slot
+# (another dialect's data would show as text or calls the upstream never sent)
+_PART_CONTENT = frozenset({"text", "thought", "thoughtSignature", "functionCall",
+                           "functionResponse", "inlineData", "fileData", "executableCode",
+                           "codeExecutionResult"})
+_MAPPED = frozenset({"text", "thought", "functionCall", "inlineData"})  # never a kept part
 _REASONS = {"stop": "STOP", "tool_call": "STOP", "length": "MAX_TOKENS", "unknown": "OTHER"}
 
 
@@ -134,7 +141,8 @@ class GeminiEncoder(Encoder):
         cand: int = self._cand
         if done:
             self._cand = None
-        part: JSONDict = {k: v for k, v in provider.items() if k not in _RIDING}
+        part: JSONDict = {k: v for k, v in provider.items()
+                          if k not in _RIDING and k not in _PART_CONTENT}
         more: JSONDict = {}
         fidelity = item.fidelity
         if isinstance(item, (TextItem, ThinkingItem)):
@@ -178,7 +186,8 @@ class GeminiEncoder(Encoder):
         meta = self.meta
         out = b""
         for kept in meta.get("extra_parts") or ():
-            if isinstance(kept, dict) and isinstance(kept.get("part"), dict):
+            if (isinstance(kept, dict) and isinstance(kept.get("part"), dict)
+                    and _MAPPED.isdisjoint(kept["part"])):
                 out += self._chunk([kept["part"]], slot_index(kept, "candidate_index"))
         calls = self._calls
         reason = native_reason(
@@ -188,11 +197,13 @@ class GeminiEncoder(Encoder):
             _REASONS.get(event.finish_reason or "unknown", "STOP"))
         for other in meta.get("candidates") or ():
             if isinstance(other, dict):
-                rest = {k: v for k, v in other.items() if k not in ("index", "finish_reason")}
+                rest = {k: v for k, v in other.items()
+                        if k not in ("index", "finish_reason", "content")}
                 out += self._chunk([], slot_index(other, "index"),
                                    finishReason=other.get("finish_reason") or "STOP", **rest)
         kept = meta.get("candidate")
-        candidate: JSONDict = kept if isinstance(kept, dict) else {}
+        candidate: JSONDict = ({k: v for k, v in kept.items() if k != "content"}
+                               if isinstance(kept, dict) else {})
         last: JSONDict = {"candidates": [{**candidate, "finishReason": reason, "index": 0}]}
         usage = gemini_usage_json(event.usage_metadata)
         if usage is not None:

@@ -31,9 +31,9 @@ from pydantic import BaseModel, ConfigDict
 from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
-from ..base import Decoder, expect_str, load_json
+from ..base import Decoder, load_json
 from ..wire_base import frame_data, json_line
-from ..wire_values import token_count
+from ..wire_values import expect_obj, expect_str, opt_list, token_count
 
 __all__ = ["FINISH_REASONS", "OllamaChunk", "OllamaDecoder", "parse_chunk"]
 
@@ -118,10 +118,9 @@ class OllamaDecoder(Decoder[ServerSentEvent]):
             em.note({k: line[k] for k in ("model", "created_at") if k in line})
         message = line.get("message")
         if message is not None:
-            if type(message) is not dict:
-                raise ProtocolError("ollama message is not a JSON object", raw=frame.data)
+            expect_obj(message, "ollama message")
             self._content(message.get("thinking"), message.get("content"))
-            for call in message.get("tool_calls") or ():
+            for call in opt_list(message.get("tool_calls"), "ollama message.tool_calls"):
                 self._tool_call(call)
             extra = {k: v for k, v in message.items() if k not in _MESSAGE_KEYS and v is not None}
             if extra:

@@ -17,7 +17,8 @@ from typing import Any, ClassVar
 
 from ...errors import StreamflowError
 from ...events import JSONDict, TextItem, ThinkingItem, ToolCallItem, UniEvent
-from ..encoder import Encoder, dumps, native_reason
+from ..encoder import Encoder, native_reason
+from ..frames_out import json_line
 from .decode import FINISH_REASONS
 
 __all__ = ["OllamaEncoder"]
@@ -57,7 +58,7 @@ class OllamaEncoder(Encoder):
                 line["thinking"] = message["thinking"]
         line["done"] = False
         line.update(more)
-        return dumps(line) + b"\n"
+        return json_line(line)
 
     def encode_event(self, event: UniEvent) -> bytes:
         if event.event_type == "stop":
@@ -102,4 +103,4 @@ class OllamaEncoder(Encoder):
         return self._line(event, {}, created_at=meta.get("done_at"), **more)
 
     def encode_error(self, error: StreamflowError) -> bytes:
-        return dumps({"error": error.message}) + b"\n"
+        return json_line({"error": error.message})

@@ -39,7 +39,8 @@ from ...errors import ProtocolError
 from ...events import JSONDict, ToolCallItem
 from ...message import append_packed
 from ...partial_json import ObjectEnd
-from ..base import Emitter, expect_str, merge_provider
+from ..base import Emitter, merge_provider
+from ..wire_values import expect_str, wrong
 
 __all__ = ["ObjectEnd", "ToolCalls"]
 
@@ -107,15 +108,15 @@ class ToolCalls:
     def fragment(self, raw: Any, position: int) -> None:
         """Take one ``tool_calls`` entry (``position``: its place in the array, if no index)."""
         if type(raw) is not dict:
-            raise ProtocolError("a tool_calls entry is not an object")
+            raise wrong("a tool_calls entry", "a JSON object", raw)
         index = raw.get("index", position)
         if type(index) is not int:
-            raise ProtocolError(f"tool call index must be an integer, got {index!r}")
+            raise wrong("tool call index", "an integer", index)
         fn = raw.get("function")
         if fn is None:
             fn = {}
         elif type(fn) is not dict:
-            raise ProtocolError("tool call function is not an object")
+            raise wrong("tool call function", "a JSON object", fn)
         args = fn.get("arguments")
         if type(args) is dict:  # a few servers send the object itself
             args = json.dumps(args, ensure_ascii=False)

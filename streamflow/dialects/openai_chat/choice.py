@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ...errors import ProtocolError
 from ...events import ContentItem, InlineDataItem, JSONDict, TextItem, ThinkingItem
-from ..base import Emitter, expect_str, merge_provider
+from ..base import Emitter, merge_provider
+from ..wire_values import expect_list, expect_str, wrong
 from .calls import ToolCalls
-from .parts import AudioState, DetailMerger, artifact_item, as_list, image_item
+from .parts import AudioState, DetailMerger, artifact_item, image_item
 from .tails import TailsMixin
 
 __all__ = ["ChoiceMapper"]
@@ -54,7 +54,7 @@ class ChoiceMapper(TailsMixin):
         logprobs = ch.get("logprobs")
         if delta:
             if type(delta) is not dict:
-                raise ProtocolError("choice delta is not an object")
+                raise wrong("choice delta", "a JSON object", delta)
             if logprobs or not self._fast(delta):
                 self._delta(delta, logprobs)
         elif logprobs:
@@ -90,7 +90,8 @@ class ChoiceMapper(TailsMixin):
         text = get("reasoning")
         if not text:
             text = get("reasoning_content")
-        text = expect_str(text, "delta.reasoning")
+        if type(text) is not str:  # read per chunk: the reader is called only when it must
+            text = expect_str(text, "delta.reasoning")
         if text:
             self._enter("thinking")
             self.em.thinking(text, None, self.tag)
@@ -101,20 +102,24 @@ class ChoiceMapper(TailsMixin):
         audio = get("audio")
         if audio:
             self._audio_chunk(audio)
-        for image in get("images") or ():
-            self._one_binary(image_item(image, self.tag))
-        for artifact in get("artifacts") or ():
-            self._one_binary(artifact_item(artifact, self.tag))
+        images = get("images")
+        if images:
+            for image in expect_list(images, "delta.images"):
+                self._one_binary(image_item(image, self.tag))
+        artifacts = get("artifacts")
+        if artifacts:
+            for artifact in expect_list(artifacts, "delta.artifacts"):
+                self._one_binary(artifact_item(artifact, self.tag))
         calls = get("tool_calls")
         if calls:
             if type(calls) is not list:
-                raise ProtocolError("delta.tool_calls is not a list")
+                raise wrong("delta.tool_calls", "a list", calls)
             for position, raw in enumerate(calls):
                 self.calls.fragment(raw, position)
         legacy = get("function_call")
         if legacy:
             if type(legacy) is not dict:
-                raise ProtocolError("delta.function_call is not an object")
+                raise wrong("delta.function_call", "a JSON object", legacy)
             marker = None if self.calls.known(-1) else {"legacy_function_call": True}
             self.calls.add(-1, "", expect_str(legacy.get("name"), "function_call.name"),
                            expect_str(legacy.get("arguments"), "function_call.arguments"), marker)
@@ -169,27 +174,28 @@ class ChoiceMapper(TailsMixin):
         lp_content = lp_refusal = None
         if logprobs:
             if type(logprobs) is not dict:
-                raise ProtocolError("choice logprobs is not an object")
+                raise wrong("choice logprobs", "a JSON object", logprobs)
             lp_content = logprobs.get("content")
             lp_refusal = logprobs.get("refusal")
         provider: JSONDict | None = None
         if lp_content:
-            provider = {"logprobs": as_list(lp_content, "logprobs.content")}
+            provider = {"logprobs": expect_list(lp_content, "logprobs.content")}
         if annotations:
-            provider = {**(provider or {}), "annotations": as_list(annotations, "annotations")}
+            provider = {**(provider or {}), "annotations": expect_list(annotations, "annotations")}
         if type(content) is list:
             self._content_list(content, provider)
         elif content or provider:
             self._text(expect_str(content, "delta.content"), "content", provider)
         if refusal or lp_refusal:
-            extra = {"logprobs": as_list(lp_refusal, "logprobs.refusal")} if lp_refusal else None
+            extra = ({"logprobs": expect_list(lp_refusal, "logprobs.refusal")}
+                     if lp_refusal else None)
             self._text(expect_str(refusal, "delta.refusal"), "refusal", extra)
 
     def _content_list(self, parts: list[Any], provider: JSONDict | None) -> None:
         """Content as a list of parts (Mistral): text and thinking parts, others kept."""
         for part in parts:
             if type(part) is not dict:
-                raise ProtocolError("a content part is not an object")
+                raise wrong("a content part", "a JSON object", part)
             kind = part.get("type")
             if kind == "text":
                 self._text(expect_str(part.get("text"), "content part text"), "content", provider)

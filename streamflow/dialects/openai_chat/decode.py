@@ -79,7 +79,7 @@ from ...framing.sse import ServerSentEvent
 from ...limits import Limits
 from ...message import Message
 from ..base import Decoder, Emitter, ErrorFields, load_frame
-from ..wire_values import token_count
+from ..wire_values import token_count, wrong
 from . import wire
 from .choice import ChoiceMapper
 from .wire import parse_event
@@ -112,7 +112,8 @@ def openai_usage(raw: JSONDict) -> Usage:
     return Usage(cached_tokens=cached, prompt_tokens=token_count(raw, "prompt_tokens"),
                  thoughts_tokens=token_count(done_details, "reasoning_tokens"),
                  response_tokens=token_count(raw, "completion_tokens"),
-                 cost=None if cost is None else float(cost), provider=raw)
+                 cost=None if cost is None else float(cost), provider=raw,
+                 cache_write_tokens=token_count(prompt_details, "cache_write_tokens"))
 
 
 class OpenAIChatDecoder(Decoder[ServerSentEvent]):
@@ -177,7 +178,10 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
             other = self._others[index]
             msg.items += other.em.message.items + other.pending_items()
         if self._usage is not None and msg.usage_metadata is None:
-            msg.usage_metadata = openai_usage(self._usage)
+            try:
+                msg.usage_metadata = openai_usage(self._usage).so_far()
+            except ProtocolError:  # raised at [DONE]; a partial message always builds
+                pass
         return msg
 
     def handle(self, frame: ServerSentEvent) -> None:
@@ -211,13 +215,13 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
                 self._envelope = None
             if choices:
                 if type(choices) is not list:
-                    raise ProtocolError("chunk choices is not a list", raw=frame.data)
+                    raise wrong("chunk choices", "a list", choices)
                 for ch in choices:
                     if type(ch) is not dict:
-                        raise ProtocolError("a chunk choice is not an object", raw=frame.data)
+                        raise wrong("a chunk choice", "a JSON object", ch)
                     index = ch.get("index", 0)
                     if type(index) is not int:
-                        raise ProtocolError(f"choice index must be an integer, got {index!r}")
+                        raise wrong("choice index", "an integer", index)
                     mapper = self._first if index == 0 else self._other(index)
                     mapper.choice(ch, error is None)
             if self._ride is not None:
@@ -226,7 +230,7 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
             usage = chunk.get("usage")
             if usage is not None:
                 if type(usage) is not dict:
-                    raise ProtocolError("chunk usage is not an object", raw=frame.data)
+                    raise wrong("chunk usage", "a JSON object", usage)
                 self._usage = usage
             if error is not None:
                 raise self._error(error, chunk)

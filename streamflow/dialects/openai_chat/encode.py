@@ -15,7 +15,8 @@
   call's ``extra_content`` (Gemini thought signatures as Google's compatible API
   sends them).
 * ``inline_thinking`` -> one ``reasoning.encrypted`` entry (``fidelity`` + ``data``);
-  ``inline_data`` -> ``delta.audio`` for ``audio/*``, else a ``delta.images`` data URL.
+  ``inline_data`` -> ``delta.audio`` for ``audio/*``, else a ``delta.images`` data URL
+  (:mod:`~streamflow.dialects.openai_chat.media_out`).
 * Items tagged ``provider["choice_index"]`` go to that choice (``n > 1``).
 * Stop: a finish chunk per choice, then the usage chunk (``choices: []``) carrying
   the message-level provider fields (``system_fingerprint``, ``created``...), then
@@ -26,10 +27,7 @@
 
 from __future__ import annotations
 
-import base64
 from typing import Any, ClassVar
-
-from pydantic_core import to_json
 
 from ...errors import StreamflowError
 from ...events import (
@@ -43,8 +41,10 @@ from ...events import (
     UniEvent,
     Usage,
 )
-from ..encoder import Encoder, error_fields, native_reason, new_id, slot_index, sse
+from ..encoder import Encoder, error_fields, native_reason, new_id, slot_index, unix_seconds
+from ..frames_out import json_bytes, sse, sse_data
 from .decode import FINISH_REASONS, openai_usage
+from .media_out import media_delta
 
 __all__ = ["OpenAIChatEncoder", "openai_usage_json"]
 
@@ -52,9 +52,7 @@ _REASONS = {"stop": "stop", "length": "length", "tool_call": "tool_calls",
             "unknown": "content_filter"}
 _OWN_META = frozenset({"id", "model", "finish_reason", "choices", "object",
                        "unknown_delta_fields"})
-_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3", "audio/flac": "flac",
-            "audio/opus": "opus", "audio/aac": "aac", "audio/pcm": "pcm16"}
-_DONE = b"data: [DONE]\n\n"
+_DONE = sse_data(b"[DONE]")
 _RESERVED = frozenset({"error", "usage", "choices"})  # never from another dialect's slots
 
 
@@ -72,6 +70,9 @@ def openai_usage_json(usage: Usage | None) -> JSONDict | None:
     if now.cached_tokens != usage.cached_tokens and usage.cached_tokens is not None:
         out["prompt_tokens_details"] = {**(out.get("prompt_tokens_details") or {}),
                                         "cached_tokens": usage.cached_tokens}
+    if now.cache_write_tokens != usage.cache_write_tokens and usage.cache_write_tokens is not None:
+        out["prompt_tokens_details"] = {**(out.get("prompt_tokens_details") or {}),
+                                        "cache_write_tokens": usage.cache_write_tokens}
     if now.thoughts_tokens != usage.thoughts_tokens and usage.thoughts_tokens is not None:
         out["completion_tokens_details"] = {**(out.get("completion_tokens_details") or {}),
                                             "reasoning_tokens": usage.thoughts_tokens}
@@ -123,7 +124,7 @@ class OpenAIChatEncoder(Encoder):
         meta = self.meta
         self._head = {"id": meta.get("id") or new_id("chatcmpl-"),
                       "object": "chat.completion.chunk",
-                      "created": meta.get("created") or event.created_at // 1000,
+                      "created": meta.get("created") or unix_seconds(event.created_at),
                       "model": meta.get("model") or ""}
         # the first chunk says who speaks, as OpenAI sends it (the SDK's final message reads it)
         return sse({**self._head, "choices": [
@@ -133,9 +134,9 @@ class OpenAIChatEncoder(Encoder):
                **more: Any) -> bytes:
         if not (choice or finish or more):  # the per-token path: the envelope is cached
             if self._prefix is None:
-                head = to_json({**self._head, "choices": [{"index": 0, "delta": None}]})
+                head = json_bytes({**self._head, "choices": [{"index": 0, "delta": None}]})
                 self._prefix = b"data: " + head[:-len(b"null}]}")]
-            return self._prefix + to_json(delta) + b',"finish_reason":null}]}\n\n'
+            return self._prefix + json_bytes(delta) + b',"finish_reason":null}]}\n\n'
         entry: JSONDict = {"index": choice, "delta": delta, "finish_reason": finish}
         entry.update(more)
         return sse({**self._head, "choices": [entry]})
@@ -254,28 +255,7 @@ class OpenAIChatEncoder(Encoder):
                      "data": item.data.decode()}
             return self._chunk(choice, {"reasoning_details": self._indexed([entry])})
         assert isinstance(item, InlineDataItem)
-        data = base64.b64encode(item.data).decode("ascii")
-        provider = item.provider or {}
-        if item.mime_type.startswith("audio/"):
-            audio: JSONDict = {k: v for k, v in provider.items()
-                               if k not in ("transcript", "choice_index", "url")}
-            audio["data"] = data
-            if item.fidelity and item.fidelity.get("audio_id"):
-                audio["id"] = item.fidelity["audio_id"]
-            if provider.get("transcript"):
-                audio["transcript"] = provider["transcript"]
-            fmt = _FORMATS.get(item.mime_type, item.mime_type.partition("/")[2])
-            if fmt != "pcm16":
-                audio["format"] = fmt
-            return self._chunk(choice, {"audio": audio})
-        if isinstance(provider.get("artifact"), dict):
-            artifact = {**provider["artifact"], "data": data, "media_type": item.mime_type}
-            return self._chunk(choice, {"artifacts": [artifact]})
-        url = provider.get("url") if not item.data else None
-        image: JSONDict = {"type": "image_url"}
-        image.update((k, v) for k, v in provider.items() if k not in ("url", "choice_index"))
-        image["image_url"] = {"url": url or f"data:{item.mime_type};base64,{data}"}
-        return self._chunk(choice, {"images": [image]})
+        return self._chunk(choice, media_delta(item))
 
     # -- message level --------------------------------------------------------
     def _stop(self, event: UniEvent) -> bytes:
@@ -292,7 +272,8 @@ class OpenAIChatEncoder(Encoder):
             else:
                 entry = others.get(choice) or {}
                 reason = entry.get("finish_reason") or "stop"
-                extra = {k: v for k, v in entry.items() if k not in ("index", "finish_reason")}
+                extra = {k: v for k, v in entry.items()
+                         if k not in ("index", "finish_reason", "delta", "message")}
             out += self._chunk(choice, {}, reason, **extra)
         tail: JSONDict = {k: v for k, v in meta.items()
                           if k not in _OWN_META and k not in _RESERVED and v is not None}

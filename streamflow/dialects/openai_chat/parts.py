@@ -8,38 +8,22 @@ Base64 and ``data:`` URLs (audio chunks, images, artifacts), the merging of
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any, Final
 from urllib.parse import unquote_to_bytes
 
 from ...errors import ProtocolError
 from ...events import InlineDataItem, JSONDict
-from ..base import expect_str, merge_provider
+from ..base import merge_provider
+from ..wire_values import b64_field, expect_str, wrong
 
-__all__ = ["AUDIO_MIME", "AudioState", "DetailMerger", "artifact_item", "as_list",
-           "decode_base64", "image_item", "parse_data_url"]
+__all__ = ["AUDIO_MIME", "AudioState", "DetailMerger", "artifact_item", "image_item",
+           "parse_data_url"]
 
 AUDIO_MIME: Final = {"wav": "audio/wav", "mp3": "audio/mpeg", "flac": "audio/flac",
                      "opus": "audio/opus", "aac": "audio/aac", "pcm16": "audio/pcm",
                      "pcm": "audio/pcm"}
 _GROWING_DETAIL: Final = ("text", "summary", "data")
 _MISSING: Final = object()
-
-
-def as_list(value: Any, what: str) -> list[Any]:
-    """``value`` if it is a list, else a ``ProtocolError``."""
-    if type(value) is not list:
-        raise ProtocolError(f"{what} is not a list")
-    return value
-
-
-def decode_base64(text: Any, what: str) -> bytes:
-    """Strict base64 to bytes; anything else is a ``ProtocolError``."""
-    try:
-        return base64.b64decode(expect_str(text, what), validate=True)
-    except (binascii.Error, ValueError):
-        raise ProtocolError(f"{what} is not valid base64") from None
 
 
 def parse_data_url(url: str) -> tuple[bytes, str] | None:
@@ -51,14 +35,14 @@ def parse_data_url(url: str) -> tuple[bytes, str] | None:
         raise ProtocolError("malformed data: URL (no comma)")
     mime = header.split(";", 1)[0]
     if header.endswith(";base64"):
-        return decode_base64(payload, "image data URL"), mime
+        return b64_field(payload, "image data URL"), mime
     return unquote_to_bytes(payload), mime
 
 
 def image_item(image: Any, tag: JSONDict | None) -> InlineDataItem:
     """One ``delta.images`` entry as an ``inline_data.delta`` (another URL: ``provider["url"]``)."""
     if type(image) is not dict:
-        raise ProtocolError("a delta.images entry is not an object")
+        raise wrong("a delta.images entry", "a JSON object", image)
     url_obj = image.get("image_url")
     url = expect_str(url_obj.get("url") if type(url_obj) is dict else url_obj, "image_url.url")
     parsed = parse_data_url(url)
@@ -73,8 +57,8 @@ def image_item(image: Any, tag: JSONDict | None) -> InlineDataItem:
 def artifact_item(artifact: Any, tag: JSONDict | None) -> InlineDataItem:
     """One ``delta.artifacts`` entry as an ``inline_data.delta`` (``provider["artifact"]``)."""
     if type(artifact) is not dict:
-        raise ProtocolError("a delta.artifacts entry is not an object")
-    data = decode_base64(artifact.get("data"), "artifact data")
+        raise wrong("a delta.artifacts entry", "a JSON object", artifact)
+    data = b64_field(artifact.get("data"), "artifact data")
     mime = expect_str(artifact.get("media_type"), "artifact media_type")
     kept = {k: v for k, v in artifact.items() if k not in ("data", "media_type")}
     return InlineDataItem("inline_data.delta", data, mime, None,

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import ProtocolError
 from ...events import InlineDataItem, InlineThinkingItem, JSONDict
-from ..base import Emitter, expect_str, merge_provider
+from ..base import Emitter, merge_provider
+from ..wire_values import b64_field, expect_list, expect_str, hashable, wrong
 from .calls import ToolCalls
-from .parts import AUDIO_MIME, AudioState, DetailMerger, as_list, decode_base64
+from .parts import AUDIO_MIME, AudioState, DetailMerger
 
 __all__ = ["TailsMixin"]
 
@@ -34,9 +34,9 @@ class TailsMixin:
 
     # -- reasoning details ----------------------------------------------------
     def _reasoning_details(self, details: Any, show: bool) -> None:
-        for entry in as_list(details, "reasoning_details"):
+        for entry in expect_list(details, "reasoning_details"):
             if type(entry) is not dict:
-                raise ProtocolError("a reasoning_details entry is not an object")
+                raise wrong("a reasoning_details entry", "a JSON object", entry)
             kind = entry.get("type")
             if kind == "reasoning.encrypted":
                 self._encrypted(entry)
@@ -50,7 +50,8 @@ class TailsMixin:
 
     def _detail(self, entry: JSONDict, kind: Any) -> None:
         """Keep a ``reasoning_details`` entry, merged with the earlier fragments of it."""
-        key = (entry.get("index"), kind)
+        key = (hashable(entry.get("index"), "reasoning_details index"),
+               hashable(kind, "reasoning_details type"))
         held = self._detail_at.get(key) if key[0] is not None else None
         if held is None:
             held = DetailMerger(entry)
@@ -84,8 +85,8 @@ class TailsMixin:
     # -- audio and group boundaries -------------------------------------------
     def _audio_chunk(self, audio: Any) -> None:
         if type(audio) is not dict:
-            raise ProtocolError("delta.audio is not an object")
-        data = decode_base64(audio.get("data"), "audio data") if audio.get("data") else b""
+            raise wrong("delta.audio", "a JSON object", audio)
+        data = b64_field(audio.get("data"), "audio data") if audio.get("data") else b""
         transcript = expect_str(audio.get("transcript"), "audio transcript")
         self._enter("inline_data")
         state = self._audio

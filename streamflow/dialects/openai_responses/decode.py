@@ -26,7 +26,8 @@ Mapping onto UniEvent:
 * Items stream one at a time (the per-item mapping is in
   :mod:`streamflow.dialects.openai_responses.items`): events of another
   ``output_index`` arriving while an item is open are held and replayed after it,
-  so groups never interleave. Missing
+  so groups never interleave (events of no known type that name an ``output_index`` are
+  held with them, so ``unknown_events`` keeps the order of the items). Missing
   ``sequence_number``/``output_index``/``content_index`` are tolerated (resolved by
   ``item_id``, else the current item); the ``.done`` events fill in values a server
   sent without deltas.
@@ -51,9 +52,9 @@ from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ..base import Decoder, load_json
 from ..openai_chat.wire import http_error as _openai_http_error
-from ..wire_values import token_count
+from ..wire_values import error_code, error_text, expect_obj, opt_index, token_count
 from . import wire
-from .items import ItemMapper, OutputItem, obj
+from .items import ItemMapper, OutputItem
 from .wire import parse_event
 
 __all__ = ["OpenAIResponsesDecoder", "parse_event", "responses_usage"]
@@ -79,20 +80,16 @@ _ROUTED: dict[str, str] = {  # event type -> the item type it implies
 _EVENT_KEYS = frozenset({"type", "response", "sequence_number"})
 
 
-def _count(raw: JSONDict, key: str) -> int | None:
-    return token_count(raw, key)
-
-
 def responses_usage(raw: Any) -> Usage:
     """Map a Responses ``usage`` object onto :class:`Usage` (raw kept in ``provider``)."""
     if raw is None:
         return Usage()
-    raw = obj(raw, "usage")
+    raw = expect_obj(raw, "openai-responses usage")
     inp, out = raw.get("input_tokens_details"), raw.get("output_tokens_details")
-    return Usage(cached_tokens=_count(inp, "cached_tokens") if type(inp) is dict else None,
-                 prompt_tokens=_count(raw, "input_tokens"),
-                 thoughts_tokens=_count(out, "reasoning_tokens") if type(out) is dict else None,
-                 response_tokens=_count(raw, "output_tokens"), provider=raw)
+    return Usage(cached_tokens=token_count(inp, "cached_tokens"),
+                 prompt_tokens=token_count(raw, "input_tokens"),
+                 thoughts_tokens=token_count(out, "reasoning_tokens"),
+                 response_tokens=token_count(raw, "output_tokens"), provider=raw)
 
 
 class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
@@ -131,7 +128,7 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
 
     def handle(self, frame: ServerSentEvent) -> None:
         """Map one event (its JSON ``type`` decides; the ``event:`` line is a fallback)."""
-        ev = obj(load_json(frame.data, "openai-responses event"), "event")
+        ev = expect_obj(load_json(frame.data, "openai-responses event"), "openai-responses event")
         kind = ev.get("type") or (frame.event if frame.event != "message" else None)
         if type(kind) is not str:
             raise ProtocolError("openai-responses event without a type", raw=frame.data)
@@ -142,29 +139,31 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         if short in _ROUTED:
             self._route(short, ev)
         elif kind in _LIFECYCLE:
-            self._note_response(obj(ev.get("response"), "response"))
+            self._note_response(expect_obj(ev.get("response"), "openai-responses response"))
         elif kind in _TERMINAL:
             # fields beside ``response`` that UniEvent has no slot for (llama.cpp's
             # ``timings``) are kept in ``message.provider``
             extra = {k: v for k, v in ev.items() if k not in _EVENT_KEYS}
             if extra:
                 self.emitter.note(extra)
-            self._terminal(kind, obj(ev.get("response"), "response"))
+            self._terminal(kind, expect_obj(ev.get("response"), "openai-responses response"))
         elif kind == "error":  # flat code/message, or (some servers) an ``error`` object
             nested = ev.get("error")
             err = nested if isinstance(nested, dict) else dict(ev, type=None)
-            code = err.get("code")
+            code = error_code(err.get("code"))
             raise ProviderError(str(err.get("message") or "openai-responses stream error"),
-                                code=code, type=err.get("type") or code, body=ev)
+                                code=code, type=error_text(err.get("type") or code), body=ev)
         else:
-            self.emitter.keep("unknown_events", ev)
+            index = ev.get("output_index")
+            if type(index) is int and self._live is not None and index != self._live:
+                self._hold(index, "", ev)  # kept in its item's turn
+            else:
+                self.emitter.keep("unknown_events", ev)
 
     # -- routing: one item at a time ---------------------------------------------
     def _index(self, short: str, ev: JSONDict) -> int:
-        index = ev.get("output_index")
+        index = opt_index(ev.get("output_index"), "openai-responses output_index")
         if index is not None:
-            if type(index) is not int:
-                raise ProtocolError(f"output_index must be an integer, got {index!r}")
             return index
         item_id = ev.get("item_id")
         if item_id is None and type(ev.get("item")) is dict:
@@ -180,10 +179,11 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         if short == "output_item.added":
             if it is not None and (it.emitted or it.done):
                 raise ProtocolError(f"output item {index} added twice")
-            it = self._items[index] = OutputItem(index, obj(ev.get("item"), "item"))
+            it = self._items[index] = OutputItem(
+                index, expect_obj(ev.get("item"), "openai-responses item"))
         elif it is None:
             item = ev.get("item") if short == "output_item.done" else None
-            seed = obj(item, "item") if item is not None else {
+            seed = expect_obj(item, "openai-responses item") if item is not None else {
                 "type": _ROUTED[short], "id": ev.get("item_id")}
             it = self._items[index] = OutputItem(index, seed)
         else:
@@ -198,7 +198,7 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         if self._live is None:
             self._live = index
         if index != self._live:
-            self._pending.setdefault(index, []).append((short, ev))
+            self._hold(index, short, ev)
             return
         self._apply(it, short, ev)
         self._drain()
@@ -208,12 +208,32 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         if it.done and self._live == it.index:
             self._live = None
 
+    def _hold(self, index: int, short: str, ev: JSONDict) -> None:
+        """Hold an event of an item that is not the live one (its text counted as held)."""
+        held = self._pending.get(index)
+        budget = self.emitter.budget
+        if held is None:
+            budget.check_groups(len(self._pending) + 1)
+            held = self._pending[index] = []
+        delta = ev.get("delta")
+        if type(delta) is str:
+            budget.reserve(len(delta))
+        held.append((short, ev))
+
     def _drain(self) -> None:
         while self._live is None and self._pending:
             index = min(self._pending)
             self._live = index
-            for short, ev in self._pending.pop(index):
-                self._apply(self._items[index], short, ev)
+            held = self._pending.pop(index)
+            self.emitter.budget.release(sum(len(ev["delta"]) for _, ev in held
+                                            if type(ev.get("delta")) is str))
+            for short, ev in held:
+                if not short:  # an event of no known type, held with its item's events
+                    self.emitter.keep("unknown_events", ev)
+                else:
+                    self._apply(self._items[index], short, ev)
+            if index not in self._items:
+                self._live = None  # only unknown events were held for it
 
     # -- message level ------------------------------------------------------------
     def _note_response(self, response: JSONDict) -> None:
@@ -224,10 +244,10 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         if kind == "response.failed":
             error = response.get("error")
             err: JSONDict = error if isinstance(error, dict) else {}
-            code = err.get("code")
+            code = error_code(err.get("code"))
             raise ProviderError(str(err.get("message") or "the response failed"), code=code,
-                                type=err.get("type") or code, request_id=response.get("id"),
-                                body=response)
+                                type=error_text(err.get("type") or code),
+                                request_id=error_text(response.get("id")), body=response)
         listed = response.get("output")
         output: list[Any] = listed if isinstance(listed, list) else []
         finals = {o["id"]: o for o in output if type(o) is dict and type(o.get("id")) is str}

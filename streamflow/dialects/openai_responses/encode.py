@@ -27,14 +27,20 @@ from typing import ClassVar
 
 from ...errors import StreamflowError
 from ...events import JSONDict, UniEvent, Usage
-from ..encoder import Encoder, error_fields, new_id
-from .decode import responses_usage
+from ..encoder import Encoder, error_fields, new_id, unix_seconds
+from .decode import _LIFECYCLE, _ROUTED, _TERMINAL, responses_usage
 from .output import OutputWriter
 
 __all__ = ["OpenAIResponsesEncoder", "responses_usage_json"]
 
 _OWN_META = frozenset({"id", "model", "extra_items", "unknown_events", "output", "usage",
                        "status", "incomplete_details", "error"})
+# the event types the SDK and the decoder act on: never written from another stream's data
+_OWN_EVENTS = frozenset({"error", *_LIFECYCLE, *_TERMINAL, *("response." + k for k in _ROUTED)})
+# item types the decoder maps onto content: never written from a kept slot (another
+# dialect's provider data would show as text or calls the upstream never sent)
+_CONTENT_ITEMS = frozenset({"message", "reasoning", "function_call", "custom_tool_call",
+                            "image_generation_call"})
 
 
 def responses_usage_json(usage: Usage | None) -> JSONDict | None:
@@ -73,7 +79,7 @@ class OpenAIResponsesEncoder(Encoder):
     def start(self, event: UniEvent) -> bytes:
         meta = self.meta
         self._response = {"id": meta.get("id") or new_id("resp_"), "object": "response",
-                          "created_at": event.created_at // 1000, "status": "in_progress",
+                          "created_at": unix_seconds(event.created_at), "status": "in_progress",
                           "model": meta.get("model") or "", "output": [], "usage": None}
         return (self.out.event("response.created", response=self._response)
                 + self.out.event("response.in_progress", response=self._response))
@@ -85,10 +91,12 @@ class OpenAIResponsesEncoder(Encoder):
         data = out.close()
         meta = self.meta
         for kept in meta.get("extra_items") or ():
-            if isinstance(kept, dict) and "type" in kept:
+            if (isinstance(kept, dict) and isinstance(kept.get("type"), str)
+                    and kept["type"] not in _CONTENT_ITEMS and not out.wrote(kept.get("id"))):
                 data += out.whole({k: v for k, v in kept.items() if k != "output_index"})
         for unknown in meta.get("unknown_events") or ():
-            if isinstance(unknown, dict) and isinstance(unknown.get("type"), str):
+            kind = unknown.get("type") if isinstance(unknown, dict) else None
+            if isinstance(kind, str) and kind and kind not in _OWN_EVENTS:
                 data += out.raw(unknown)
         response = dict(self._response)
         if meta.get("object") == "response":  # our own dialect: its fields come back

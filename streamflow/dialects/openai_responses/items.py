@@ -9,29 +9,21 @@ what no delta carried, so a server that sends values whole is read the same way.
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 
 from ...errors import ProtocolError
 from ...events import InlineDataItem, InlineThinkingItem, JSONDict, ToolCallItem
-from ..base import Emitter, expect_str
+from ..base import Emitter
+from ..wire_values import b64_field, expect_obj, expect_str
 
-__all__ = ["ItemMapper", "OutputItem", "esc", "obj"]
+__all__ = ["ItemMapper", "OutputItem", "esc"]
 
 _ROUTING_KEYS = frozenset({"type", "sequence_number", "item_id", "output_index",
                            "content_index", "summary_index", "delta", "logprobs", "obfuscation"})
 _PART_TYPES = frozenset({None, "output_text", "refusal", "reasoning_text", "summary_text"})
 _ITEM_KEYS = frozenset({"type", "id", "role", "content", "status", "call_id", "name",
                         "arguments", "input", "summary", "encrypted_content"})
-
-
-def obj(value: Any, what: str) -> JSONDict:
-    """``value`` if it is a JSON object, else a ``ProtocolError``."""
-    if type(value) is not dict:
-        raise ProtocolError(f"openai-responses {what} must be a JSON object, "
-                            f"got {type(value).__name__}")
-    return value
 
 
 def esc(text: str) -> str:
@@ -87,7 +79,7 @@ class ItemMapper:
             if it.type in ("function_call", "custom_tool_call"):
                 self._open_call(it, it.raw)
         elif short == "output_item.done":
-            self.item_done(it, obj(ev.get("item"), "item"))
+            self.item_done(it, expect_obj(ev.get("item"), "openai-responses item"))
         elif it.type in ("function_call", "custom_tool_call"):
             self._call_event(it, short, ev)
         else:
@@ -127,7 +119,7 @@ class ItemMapper:
             raise ProtocolError(f"{short}: the part index must be an integer, got {slot!r:.40}")
         key = ("s" if summary else "c", slot)
         part = ev.get("part")
-        ptype = obj(part, "part").get("type") if part is not None else None
+        ptype = expect_obj(part, "openai-responses part").get("type") if part is not None else None
         known = ptype is None or (type(ptype) is str and ptype in _PART_TYPES)
         if not known:  # a part type we do not map: kept whole
             if short.endswith("done"):
@@ -224,7 +216,7 @@ class ItemMapper:
             fmt = item.get("output_format") if type(item.get("output_format")) is str else "png"
             rest = {k: v for k, v in item.items() if k not in ("result", "id")}
             rest["item_id"] = it.id
-            data = base64.b64decode(item["result"], validate=True)
+            data = b64_field(item["result"], "openai-responses image_generation_call result")
             em.close_group()
             em.delta(InlineDataItem("inline_data.delta", data, f"image/{fmt}", None, rest))
             em.close_group()

@@ -14,8 +14,6 @@ import base64
 import json
 from typing import Any
 
-from pydantic_core import to_json
-
 from ...events import (
     ContentItem,
     InlineDataItem,
@@ -25,12 +23,17 @@ from ...events import (
     ThinkingItem,
     ToolCallItem,
 )
-from ..encoder import new_id, sse
+from ..encoder import new_id
+from ..frames_out import event_head, is_token, json_bytes, sse
 
 __all__ = ["OutputWriter"]
 
 _RIDING = frozenset({"item_id", "refusal", "annotations", "logprobs", "summary_index",
                      "content_index", "custom"})
+# an item's own fields: provider extras never replace them (written first, overwritten)
+_ITEM_FIELDS = frozenset({"id", "type", "status", "role", "content", "summary",
+                          "encrypted_content", "call_id", "name", "arguments", "input",
+                          "result"})
 
 
 class OutputWriter:
@@ -41,6 +44,7 @@ class OutputWriter:
         self.output: list[JSONDict] = []
         self._seq = 0
         self._index = -1
+        self._ids: set[str] = set()           # the ids of the items written so far
         self._item: JSONDict | None = None    # the open output item
         self._part: JSONDict | None = None    # the open part's routing fields
         self._args: list[str] = []            # the open call's argument text
@@ -59,18 +63,22 @@ class OutputWriter:
         key = (kind, *where.values())
         if key != self._fast_key:
             self._fast_key = key
-            inner = to_json(where)[1:-1]
-            self._fast = (b"event: " + kind.encode() + b'\ndata: {"type":"' + kind.encode()
-                          + b'","sequence_number":', b"," + inner + b',"delta":')
+            inner = json_bytes(where)[1:-1]
+            self._fast = (event_head(kind) + b'{"type":' + json_bytes(kind)
+                          + b',"sequence_number":', b"," + inner + b',"delta":')
         head, middle = self._fast
         seq = self._seq
         self._seq = seq + 1
-        return head + str(seq).encode() + middle + to_json(text) + tail + b"}\n\n"
+        return head + str(seq).encode() + middle + json_bytes(text) + tail + b"}\n\n"
 
     def raw(self, ev: JSONDict) -> bytes:
-        """An event kept as it came (renumbered)."""
-        return self.event(ev["type"], **{k: v for k, v in ev.items()
-                                         if k not in ("type", "sequence_number")})
+        """An event kept as it came (renumbered): named by its type when that is a token,
+        else data only (the type is read from the JSON)."""
+        kind = ev["type"]
+        data = {"type": kind, "sequence_number": self._seq,
+                **{k: v for k, v in ev.items() if k not in ("type", "sequence_number")}}
+        self._seq += 1
+        return sse(data, kind if is_token(kind) else None)
 
     def _at(self) -> JSONDict:
         assert self._item is not None
@@ -80,6 +88,8 @@ class OutputWriter:
         out = self.close()
         self._index += 1
         self._item = item
+        if isinstance(item.get("id"), str):
+            self._ids.add(item["id"])
         return out + self.event("response.output_item.added", output_index=self._index,
                                 item=item)
 
@@ -95,6 +105,10 @@ class OutputWriter:
         if self.keep:
             self.output.append(item)
         return self.event("response.output_item.done", output_index=self._index, item=item)
+
+    def wrote(self, item_id: Any) -> bool:
+        """True when an item with the id ``item_id`` was written already."""
+        return isinstance(item_id, str) and item_id in self._ids
 
     def whole(self, item: JSONDict) -> bytes:
         """An item written at once (kept server-tool items, images)."""
@@ -118,7 +132,7 @@ class OutputWriter:
         if isinstance(it, InlineDataItem) and it.mime_type.startswith("image/"):
             rest = {k: v for k, v in (it.provider or {}).items() if k != "item_id"}
             fmt = it.mime_type.partition("/")[2]
-            item = {"type": "image_generation_call", **rest,
+            item = {**rest, "type": "image_generation_call",
                     "id": (it.provider or {}).get("item_id") or new_id("ig_"),
                     "result": base64.b64encode(it.data).decode("ascii"), "output_format": fmt}
             item.setdefault("status", "completed")
@@ -133,9 +147,9 @@ class OutputWriter:
             item = self._item
             if item is None or item["type"] != "message" or (want and want != item["id"]):
                 extras = {k: v for k, v in provider.items() if k not in _RIDING}
-                out = self._open({"id": want or new_id("msg_"), "type": "message",
-                                  "status": "in_progress", "role": "assistant", "content": [],
-                                  **extras})
+                out = self._open({**extras, "id": want or new_id("msg_"), "type": "message",
+                                  "status": "in_progress", "role": "assistant",
+                                  "content": []})
             refusal = bool(provider.get("refusal"))
             item = self._item
             assert item is not None
@@ -151,7 +165,7 @@ class OutputWriter:
                 out += self.delta("response.refusal.delta", self._where(), it.text)
             else:
                 logprobs = provider.get("logprobs") or []
-                tail = b',"logprobs":' + to_json(logprobs) if logprobs else b',"logprobs":[]'
+                tail = b',"logprobs":' + json_bytes(logprobs) if logprobs else b',"logprobs":[]'
                 out += self.delta("response.output_text.delta", self._where(), it.text, tail)
         for note in provider.get("annotations") or ():
             n = self._part.setdefault("notes", 0)
@@ -252,7 +266,8 @@ class OutputWriter:
         item = self._item
         assert item is not None
         rest = {k: v for k, v in (it.provider or {}).items()
-                if k not in ("encrypted", "type", "detail_type", "block_type", "choice_index")}
+                if k not in ("encrypted", "detail_type", "block_type", "choice_index")
+                and k not in _ITEM_FIELDS}
         item.update(rest)
         item["encrypted_content"] = it.data.decode() or None
         return out + self.close()
@@ -269,9 +284,9 @@ class OutputWriter:
         provider = it.provider or {}
         custom = bool(provider.get("custom"))
         extras = {k: v for k, v in provider.items() if k not in _RIDING}
-        item: JSONDict = {"id": provider.get("item_id") or new_id("fc_"),
+        item: JSONDict = {**extras, "id": provider.get("item_id") or new_id("fc_"),
                           "type": "custom_tool_call" if custom else "function_call",
-                          "status": "in_progress", **extras,
+                          "status": "in_progress",
                           "call_id": it.tool_call_id or new_id("call_"), "name": it.name}
         item["input" if custom else "arguments"] = ""
         out = self._open(item)

@@ -33,10 +33,10 @@ from typing import Any, ClassVar
 from ...errors import IncompleteStreamError, ProtocolError, ProviderError
 from ...events import InlineDataItem, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
-from ..base import Decoder, expect_str, load_json
+from ..base import Decoder, load_json
 from ..openai_chat import wire as chat_wire
 from ..wire_base import sse_json
-from ..wire_values import b64_field, token_count
+from ..wire_values import b64_field, error_code, error_text, expect_str, token_count
 
 __all__ = ["OpenRouterImageDecoder", "SpeechDecoder", "image_usage"]
 
@@ -99,8 +99,8 @@ class OpenRouterImageDecoder(Decoder[ServerSentEvent]):
                 err = {"message": err}
             status = err.get("status")
             raise ProviderError(str(err.get("message") or err.get("code") or "image error"),
-                                code=status if isinstance(status, int) else err.get("code"),
-                                type=err.get("code") if isinstance(err.get("code"), str) else None,
+                                code=error_code(status) or error_code(err.get("code")),
+                                type=error_text(err.get("code")),
                                 body=ev)
         if em.stopped:
             raise ProtocolError(f"{kind!r} after [DONE]", raw=frame.data)

@@ -15,9 +15,10 @@ it is :class:`IncompleteStreamError`. A stream that failed is recorded as a last
 frame ``{"error": {...}}`` (:meth:`StreamflowError.to_dict`, what the encoders
 write for an exception) and decodes to the same typed error; an optional
 ``"provider"`` object beside it is the partial message's provider data that no
-event carried (kept server-tool blocks), merged into the error's partial. An SSE event of type
-``replay`` (what ``from_redis(..., last_event_id=...)`` sends for the events the
-reader already has) is checked and assembled into the message but not delivered.
+event carried (kept server-tool blocks), merged into the error's partial, and an optional
+``"usage_metadata"`` the partial's usage so far (no event carries it before ``stop``).
+An SSE event of type ``replay`` (what ``from_redis(..., last_event_id=...)`` sends for
+the events the reader already has) is checked and assembled into the message but not delivered.
 """
 
 from __future__ import annotations
@@ -36,14 +37,18 @@ from ...events import (
     FINISH_REASONS,
     ContentItem,
     ToolCallItem,
+    Usage,
     event_from_dict,
+    is_done,
     join_fragments,
+    usage_from_dict,
 )
 from ...framing.sse import ServerSentEvent
+from ...grammar import DELTA_WITH_ENDING, STOP_WITHOUT_ENDING, items_refusal
 from ...partial_json import parse_arguments
 from ..base import Decoder, load_json
 from ..wire_base import frame_data, json_line, sse_json
-from ..wire_values import token_count
+from ..wire_values import error_code, error_text, token_count
 from .encode import encode_jsonl, encode_sse, to_json
 
 __all__ = ["UniDecoder", "UniJSONLDecoder", "encode_jsonl", "encode_sse", "error_from_dict",
@@ -62,11 +67,13 @@ def error_from_dict(data: Any) -> StreamflowError:
         return ProviderError(message or "error", type=str(data.get("type")), body=data)
     if issubclass(cls, _errors.HTTPStatusError):
         status = data.get("status", data.get("code"))
-        return cls(message, status=status if isinstance(status, int) else 0,
-                   type=data.get("error_type"), request_id=data.get("request_id"), body=data)
+        return cls(message, status=status if type(status) is int else 0,
+                   type=error_text(data.get("error_type")),
+                   request_id=error_text(data.get("request_id")), body=data)
     if issubclass(cls, ProviderError):
-        return cls(message, code=data.get("code"), type=data.get("error_type"),
-                   request_id=data.get("request_id"), body=data)
+        return cls(message, code=error_code(data.get("code")),
+                   type=error_text(data.get("error_type")),
+                   request_id=error_text(data.get("request_id")), body=data)
     if issubclass(cls, LimitExceededError):
         maximum = data.get("maximum")
         return cls(str(data.get("limit")), maximum if isinstance(maximum, int) else 0)
@@ -88,7 +95,7 @@ def _check_item(item: ContentItem) -> None:
     if item.type not in (f"{kind}.delta", f"{kind}.done"):
         raise ProtocolError(f"unknown item type {item.type!r}")
     value = getattr(item, item.growing)
-    done = item.type.endswith(".done")
+    done = is_done(item)
     if kind == "tool_call":
         ok = isinstance(value, dict) if done else isinstance(value, str)
     elif kind in ("inline_data", "inline_thinking"):
@@ -159,6 +166,10 @@ class UniDecoder(Decoder[ServerSentEvent]):
         if "error" in obj and "event_type" not in obj:
             if type(obj.get("provider")) is dict:  # the partial's message-level provider data
                 self.emitter.note(obj["provider"])
+            if type(obj.get("usage_metadata")) is dict:  # the partial's usage so far
+                usage = _usage_so_far(obj["usage_metadata"], frame.data)
+                if usage is not None:
+                    self.emitter.counted(usage)
             raise error_from_dict(obj["error"])
         if type(obj.get("content_items", [])) is not list:
             raise ProtocolError("content_items must be a list", raw=frame.data)
@@ -174,20 +185,20 @@ class UniDecoder(Decoder[ServerSentEvent]):
         em = self.emitter
         if event.event_type == "stop":
             if event.content_items:
-                raise ProtocolError("stop event carries items", raw=frame.data)
+                raise ProtocolError(items_refusal("stop", 1).message, raw=frame.data)
             if event.finish_reason not in FINISH_REASONS or event.usage_metadata is None:
-                raise ProtocolError("stop event without usage_metadata and a finish_reason",
-                                    raw=frame.data)
+                raise ProtocolError(STOP_WITHOUT_ENDING, raw=frame.data)
             counts = obj.get("usage_metadata")
-            for key in ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens"):
+            for key in ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens",
+                        "cache_write_tokens"):
                 token_count(counts, key)
         else:
             if event.finish_reason is not None or event.usage_metadata is not None:
-                raise ProtocolError("delta event with a finish_reason or usage", raw=frame.data)
+                raise ProtocolError(DELTA_WITH_ENDING, raw=frame.data)
             asm = em.assembler
             for item in event.content_items:
                 _check_item(item)
-                if item.type.endswith(".done") and asm.open_kind == item.kind:
+                if is_done(item) and asm.open_kind == item.kind:
                     _check_done(item, asm.open_item, asm.fragments)
         em.forward(event)  # the grammar table and the limits
         if frame.event == "replay":  # an event a resumed reader has: the message only
@@ -199,3 +210,14 @@ class UniJSONLDecoder(UniDecoder):
 
     name: ClassVar[str] = "uni-jsonl"
     framing: ClassVar[str] = "ndjson"
+
+
+def _usage_so_far(data: Any, raw: str) -> Usage | None:
+    """The usage of an error entry's partial message, its counters checked."""
+    for key in ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens",
+                "cache_write_tokens"):
+        token_count(data, key)
+    try:
+        return usage_from_dict(data)
+    except (TypeError, ValueError) as exc:
+        raise ProtocolError(f"not a usage object ({exc})", raw=raw) from None

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from ...errors import StreamflowError
 from ...events import UniEvent
 from ..encoder import Encoder
+from ..frames_out import sse_data, text_bytes
 
 __all__ = ["UniEncoder", "UniJSONLEncoder", "encode_jsonl", "encode_sse", "to_json"]
 
@@ -34,12 +35,12 @@ def to_json(item: UniEvent | StreamflowError) -> str:
 
 def encode_jsonl(item: UniEvent | StreamflowError) -> bytes:
     """One JSON line (``uni-jsonl``)."""
-    return to_json(item).encode("utf-8") + b"\n"
+    return text_bytes(to_json(item)) + b"\n"
 
 
 def encode_sse(item: UniEvent | StreamflowError) -> bytes:
     """One data-only SSE event (``uni``)."""
-    return b"data: " + to_json(item).encode("utf-8") + b"\n\n"
+    return sse_data(text_bytes(to_json(item)), checked=True)
 
 
 class UniEncoder(Encoder):

@@ -28,7 +28,8 @@ from typing import Any
 from ...errors import StreamflowError
 from ...events import ContentItem, InlineDataItem, JSONDict, ToolCallItem
 from ...tools import ToolResult
-from ..encoder import sse as chunk
+from ..frames_out import sse as chunk
+from ..frames_out import sse_data
 from ..ui_run import UIRunEncoder, b64, error_text, partial_arguments, streamflow_metadata
 
 __all__ = ["HEADERS", "VercelUIEncoder"]
@@ -40,7 +41,7 @@ HEADERS: dict[str, str] = {
 }
 """The response headers of a UI message stream (besides ``content-type``)."""
 
-_DONE = b"data: [DONE]\n\n"
+_DONE = sse_data(b"[DONE]")
 _PHASES = {"text": "text", "thinking": "reasoning"}
 
 
@@ -54,6 +55,8 @@ class VercelUIEncoder(UIRunEncoder):
 
     name = "vercel-ui"
     media_type = "text/event-stream"
+    output_name = "output"
+    """The structured output's data part: ``data-output``, id ``output``."""
 
     def begin_run(self) -> bytes:
         return chunk(_with({"type": "start"}, messageId=self.message_id))
@@ -69,6 +72,11 @@ class VercelUIEncoder(UIRunEncoder):
 
     def end_run(self) -> bytes:
         return chunk({"type": "finish", "messageMetadata": self.summary()}) + _DONE
+
+    def output_update(self, value: Any, previous: Any) -> bytes:
+        # one data part, replaced in place by its id as the object grows
+        return chunk({"type": f"data-{self.output_name}", "id": self.output_name,
+                      "data": value})
 
     def open_group(self, first: ContentItem) -> bytes:
         if first.kind in _PHASES:

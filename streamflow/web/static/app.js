@@ -1,5 +1,6 @@
 // The streamflow demo page: POST /api/chat, read the AI SDK v5 UI message stream (SSE), draw it.
-// Model text is only ever inserted as text (textContent / text nodes), never parsed as HTML.
+// Model text is only ever inserted as text (textContent / text nodes), never parsed as HTML;
+// the answer's Markdown is drawn by markdown.js, which builds the nodes itself. One run per Ask.
 "use strict";
 
 const $ = (selector) => document.querySelector(selector);
@@ -16,6 +17,10 @@ function pretty(value) {
 }
 
 let config = { prices: null };
+
+function showModel(model) {
+  if (model) $("#model").textContent = model;
+}
 
 function usageLine(metadata) {
   const usage = (metadata && metadata.usage_metadata) || {};
@@ -39,6 +44,8 @@ function answerView(container) {
   answer.dataset.state = "streaming";
   container.append(answer);
   const texts = {}, reasonings = {}, tools = {};
+  const pending = new Set();
+  let frame = 0;
   let step = null;
   const footer = el("div", "usage");
   footer.dataset.testid = "usage";
@@ -52,6 +59,23 @@ function answerView(container) {
     return tools[id];
   }
 
+  // Markdown is re-drawn from the whole text so far, at most once a frame.
+  function draw() {
+    frame = 0;
+    for (const text of pending) Markdown.render(text.node, text.source);
+    pending.clear();
+  }
+
+  function changed(text) {
+    pending.add(text);
+    if (!frame) frame = requestAnimationFrame(draw);
+  }
+
+  function flush() {
+    if (frame) cancelAnimationFrame(frame);
+    draw();
+  }
+
   function settle(id, className, status, text) {
     const t = tool(id);
     t.box.classList.add(className);
@@ -62,8 +86,9 @@ function answerView(container) {
   return function handle(chunk) {
     switch (chunk.type) {
       case "start-step": step = el("section", "step"); answer.append(step); break;
-      case "text-start": texts[chunk.id] = currentStep().appendChild(el("div", "text")); break;
-      case "text-delta": texts[chunk.id].append(document.createTextNode(chunk.delta)); break;
+      case "text-start": texts[chunk.id] = { node: currentStep().appendChild(el("div", "text")), source: "" }; break;
+      case "text-delta": texts[chunk.id].source += chunk.delta; changed(texts[chunk.id]); break;
+      case "text-end": changed(texts[chunk.id]); flush(); break;
       case "reasoning-start": {
         const details = el("details", "thinking");
         details.append(el("summary", "", "Thinking"));
@@ -102,13 +127,20 @@ function answerView(container) {
         }
         break;
       }
-      case "message-metadata": footer.textContent = usageLine(chunk.messageMetadata); answer.append(footer); break;
-      case "finish":
+      case "message-metadata":
         footer.textContent = usageLine(chunk.messageMetadata);
         answer.append(footer);
+        showModel(chunk.messageMetadata && chunk.messageMetadata.model);
+        break;
+      case "finish":
+        flush();
+        footer.textContent = usageLine(chunk.messageMetadata);
+        answer.append(footer);
+        showModel(chunk.messageMetadata && chunk.messageMetadata.model);
         answer.dataset.state = "done";
         break;
       case "error":
+        flush();
         answer.append(el("div", "error", chunk.errorText));
         answer.dataset.state = "error";
         break;
@@ -117,7 +149,11 @@ function answerView(container) {
   };
 }
 
+let running = false;
+
 async function ask(prompt) {
+  if (running) return; // one run at a time: a second Ask while one streams does nothing
+  running = true;
   const conversation = $("#conversation");
   conversation.append(el("div", "user", prompt));
   const handle = answerView(conversation);
@@ -144,13 +180,16 @@ async function ask(prompt) {
   } catch (error) {
     handle({ type: "error", errorText: String(error) });
   } finally {
+    running = false;
     $("#send").disabled = false;
   }
 }
 
 async function start() {
   config = await (await fetch("/api/config")).json();
-  $("#source").textContent = `${config.dialect} · ${config.live ? "live" : "bundled recording"} (${config.reason}) · ${config.model}`;
+  $("#source").textContent = `${config.dialect} · ${config.live ? "live" : "bundled recording"} (${config.reason}) · `;
+  $("#source").append(el("span", "", config.model || "the server's model"));
+  $("#source").lastChild.id = "model";
   const input = $("#prompt");
   input.value = config.prompt;
   input.readOnly = !config.live;
@@ -158,7 +197,8 @@ async function start() {
     event.preventDefault();
     if (input.value.trim()) ask(input.value.trim());
   });
-  ask(config.prompt);
+  $("#send").disabled = false;
+  $("#send").focus();
 }
 
 start();

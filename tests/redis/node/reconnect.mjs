@@ -1,14 +1,27 @@
 // The real AI SDK v5 resuming a chat: DefaultChatTransport.reconnectToStream({chatId}).
-// usage: node reconnect.mjs <dir with node_modules/ai> <api base, e.g. http://127.0.0.1:8002/ui/chat> <chatId> [last-event-id]
-// prints {"none": true} (HTTP 204: nothing to resume) or {"chunks": [...], "text": "..."}
+// usage: node reconnect.mjs <dir with node_modules/ai> <api base, e.g. http://127.0.0.1:8002/ui/chat> <chatId> [resume token] [last-event-id]
+// The token goes in the x-resume-token header, set by prepareReconnectToStreamRequest (as
+// docs/SECURITY.md shows). Prints {"none": true} (HTTP 204: nothing to resume),
+// {"error": "<message>"} (the Error the transport threw) or {"chunks": [...], "text": "..."}.
 import { pathToFileURL } from "node:url";
 import path from "node:path";
 
-const [nodeDir, api, chatId, lastEventId] = process.argv.slice(2);
+const [nodeDir, api, chatId, token, lastEventId] = process.argv.slice(2);
 const ai = await import(pathToFileURL(path.join(nodeDir, "node_modules/ai/dist/index.mjs")).href);
-const transport = new ai.DefaultChatTransport({ api });
+const transport = new ai.DefaultChatTransport({
+  api,
+  prepareReconnectToStreamRequest: ({ headers }) => ({
+    headers: { ...headers, ...(token ? { "x-resume-token": token } : {}) },
+  }),
+});
 const headers = lastEventId ? { "Last-Event-ID": lastEventId } : {};
-const stream = await transport.reconnectToStream({ chatId, headers });
+let stream;
+try {
+  stream = await transport.reconnectToStream({ chatId, headers });
+} catch (error) {
+  console.log(JSON.stringify({ error: error.message }));
+  process.exit(0);
+}
 if (stream === null) {
   console.log(JSON.stringify({ none: true }));
 } else {

@@ -1,36 +1,28 @@
-"""Helpers the request formats share: checked field access and argument/image conversions."""
+"""Helpers the request formats share: checked field access and argument/image conversions.
+
+Every refusal names the field and shows the value it got (``tool_choice must be an
+object, not 'bogus'``), so a client can tell what to change. The readers of objects,
+lists and integers (``obj``, ``obj_list``, ``opt_int``) are the dialects' checked readers
+(:mod:`streamflow.dialects.wire_values`), re-exported here.
+"""
 
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...errors import ProtocolError
-from ...events import InlineDataItem, JSONDict, ThinkingItem, ToolCallItem
-from ..request import ChatRequest, Part, Turn
+from ..errors import ProtocolError
+from ..events import InlineDataItem, JSONDict, ThinkingItem, ToolCallItem
+from ..providers.request import ChatRequest, Part, Turn
+from .wire_values import b64_field, obj_list, shown
+from .wire_values import expect_obj as obj
+from .wire_values import opt_index as opt_int
 
 __all__ = ["add_parts", "arguments_object", "arguments_text", "image_item", "image_data_url",
-           "need", "obj", "obj_list", "opt_float", "opt_int", "signature_of", "stop_list",
-           "text_of"]
-
-
-def obj(value: Any, what: str) -> JSONDict:
-    """``value`` as an object (``ProtocolError`` naming ``what`` otherwise)."""
-    if not isinstance(value, Mapping):
-        raise ProtocolError(f"{what} must be an object")
-    return dict(value)
-
-
-def obj_list(value: Any, what: str) -> list[JSONDict]:
-    """``value`` as a list of objects (``None`` is an empty list)."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ProtocolError(f"{what} must be a list")
-    return [obj(v, f"{what} entry") for v in value]
+           "json_format", "need", "obj", "obj_list", "opt_float", "opt_int", "opt_str", "shown",
+           "signature_of", "stop_list", "text_of"]
 
 
 def need(body: Mapping[str, Any], key: str, what: str) -> Any:
@@ -40,22 +32,20 @@ def need(body: Mapping[str, Any], key: str, what: str) -> Any:
     return body[key]
 
 
-def opt_int(value: Any, what: str) -> int | None:
-    """``None`` or an integer."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ProtocolError(f"{what} must be an integer")
-    return value
-
-
 def opt_float(value: Any, what: str) -> float | None:
     """``None`` or a number."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ProtocolError(f"{what} must be a number")
+        raise ProtocolError(f"{what} must be a number, not {shown(value)}")
     return float(value)
+
+
+def opt_str(value: Any, what: str) -> str | None:
+    """``None`` or a string."""
+    if value is None or isinstance(value, str):
+        return value
+    raise ProtocolError(f"{what} must be a string, not {shown(value)}")
 
 
 def stop_list(value: Any) -> list[str]:
@@ -66,7 +56,8 @@ def stop_list(value: Any) -> list[str]:
         return [value]
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return list(value)
-    raise ProtocolError("stop sequences must be a string or a list of strings")
+    raise ProtocolError(
+        f"stop sequences must be a string or a list of strings, not {shown(value)}")
 
 
 def text_of(value: Any, what: str) -> str:
@@ -77,7 +68,7 @@ def text_of(value: Any, what: str) -> str:
         return value
     if isinstance(value, list):
         return "".join(str(obj(p, what).get("text") or "") for p in value)
-    raise ProtocolError(f"{what} must be a string or a list of text parts")
+    raise ProtocolError(f"{what} must be a string or a list of text parts, not {shown(value)}")
 
 
 def arguments_text(call: ToolCallItem) -> str:
@@ -111,10 +102,7 @@ def image_item(url: str, mime: str = "") -> InlineDataItem:
     """An image part from a ``data:`` URL (decoded) or another URL (kept as ``provider["url"]``)."""
     if url.startswith("data:") and ";base64," in url:
         head, _, data = url.partition(";base64,")
-        try:
-            raw = base64.b64decode(data, validate=True)
-        except (binascii.Error, ValueError):
-            raise ProtocolError("image data URL is not valid base64") from None
+        raw = b64_field(data, "image data URL")
         return InlineDataItem("inline_data.done", raw, head[5:] or mime)
     return InlineDataItem("inline_data.done", b"", mime, provider={"url": url})
 
@@ -134,3 +122,25 @@ def add_parts(request: ChatRequest, role: str, parts: list[Part]) -> None:
         turns[-1].parts += parts
     else:
         turns.append(Turn(role, parts))  # type: ignore[arg-type]
+
+
+def json_format(value: Any, what: str) -> JSONDict | None:
+    """A neutral ``response_format`` from OpenAI's shapes (chat's ``json_schema`` nested,
+    Responses' ``text.format`` flat); ``None`` for ``None``."""
+    if value is None:
+        return None
+    value = obj(value, what)
+    kind = value.get("type")
+    if kind in ("text", "json_object"):
+        return {"type": kind}
+    if kind != "json_schema":
+        raise ProtocolError(f"{what}.type must be 'text', 'json_object' or 'json_schema', "
+                            f"not {shown(kind)}")
+    spec = obj(value["json_schema"], f"{what}.json_schema") if "json_schema" in value \
+        else value
+    out: JSONDict = {"type": "json_schema", "name": str(need(spec, "name", what)),
+                     "schema": obj(spec.get("schema") or {}, f"{what} schema")}
+    for key in ("strict", "description"):
+        if spec.get(key) is not None:
+            out[key] = spec[key]
+    return out

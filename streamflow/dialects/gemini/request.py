@@ -10,7 +10,10 @@ found from the call's id), its text wrapped as ``{"result": ...}`` (``{"error":
 (``functionDeclarations`` with ``parametersJsonSchema``), ``toolConfig``
 (``AUTO``/``ANY``/``NONE``, ``allowedFunctionNames``) and ``generationConfig``
 (``maxOutputTokens``, ``temperature``, ``topP``, ``stopSequences``,
-``thinkingConfig``) carry the rest.
+``thinkingConfig``, and the neutral options ``responseMimeType``/``responseJsonSchema``,
+``seed``, ``topK``, ``frequencyPenalty``, ``presencePenalty``) carry the rest. The
+key travels as ``x-goog-api-key``; errors are Google's ``{"error": {"code",
+"message", "status"}}``.
 """
 
 from __future__ import annotations
@@ -24,10 +27,17 @@ from ...events import (
     ThinkingItem,
     ToolCallItem,
 )
-from ..request import ChatRequest, Part, ToolResultPart, budget_of
-from .common import arguments_object
+from ...providers.request import ChatRequest, Part, ToolResultPart, budget_of
+from ..request_base import ErrorInfo, RequestFormat
+from ..request_values import arguments_object
 
-__all__ = ["build"]
+__all__ = ["REQUEST", "build", "error_body"]
+
+_STATUSES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
+             404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE",
+             504: "DEADLINE_EXCEEDED"}
+_GENERATION = {"seed": "seed", "top_k": "topK", "frequency_penalty": "frequencyPenalty",
+               "presence_penalty": "presencePenalty"}
 
 
 def build(request: ChatRequest) -> JSONDict:
@@ -69,6 +79,14 @@ def build(request: ChatRequest) -> JSONDict:
     if request.thinking is not None:
         generation["thinkingConfig"] = {"thinkingBudget": budget_of(request.thinking),
                                         "includeThoughts": True}
+    fmt = request.options.get("response_format")
+    if fmt is not None:
+        generation["responseMimeType"] = "text/plain" if fmt["type"] == "text" \
+            else "application/json"
+        if fmt["type"] == "json_schema":
+            generation["responseJsonSchema"] = fmt["schema"]
+    generation.update((key, request.options[option]) for option, key in _GENERATION.items()
+                      if option in request.options)
     if generation:
         body["generationConfig"] = generation
     return body
@@ -113,3 +131,19 @@ def _part(part: Part, names: dict[str, str], synthetic: set[str]) -> JSONDict | 
     if not signature and out.get("text") == "":
         return None
     return out
+
+
+def error_body(info: ErrorInfo) -> JSONDict:
+    """Google's ``{"error": {"code", "message", "status"}}``."""
+    return {"error": {"code": info.status, "message": info.message,
+                      "status": info.type if info.type and info.type.isupper()
+                      else _STATUSES.get(info.status, "UNKNOWN")}}
+
+
+REQUEST = RequestFormat(
+    name="gemini", build=build, path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
+    credential="x-goog-api-key", bearer=False, error_body=error_body,
+    takes=frozenset({"max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice",
+                     "thinking", "response_format", "seed", "top_k", "frequency_penalty",
+                     "presence_penalty"}))
+"""The request side of Gemini (an upstream only: no parser, no client route)."""

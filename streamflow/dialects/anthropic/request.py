@@ -5,8 +5,11 @@ Parsed: ``system`` (string or text blocks), ``messages`` with ``text``, ``image`
 ``signature``) and ``redacted_thinking`` blocks; ``tools`` (function tools; server
 tools stay in ``extra["server_tools"]``), ``tool_choice`` (``auto``/``any``/``tool``/
 ``none``, ``disable_parallel_tool_use``), ``max_tokens``, ``temperature``, ``top_p``,
-``stop_sequences``, ``stream``, ``thinking`` (``budget_tokens``). Other top-level
-fields go to ``extra``.
+``stop_sequences``, ``stream``, ``thinking`` (``budget_tokens``), and the neutral
+options ``top_k``, ``user`` (``metadata.user_id``) and ``response_format`` (structured
+output: ``output_config.format``, ``{"type": "json_schema", "schema"}``; a JSON-object
+format without a schema is written as the schema ``{"type": "object"}``). Other
+top-level fields go to ``extra``.
 
 Built: the same, with what the API refuses left out -- a thinking block without a
 signature (reasoning of another provider cannot be verified), empty text -- and
@@ -28,7 +31,7 @@ from ...events import (
     ThinkingItem,
     ToolCallItem,
 )
-from ..request import (
+from ...providers.request import (
     ChatRequest,
     Part,
     Thinking,
@@ -38,23 +41,29 @@ from ..request import (
     Turn,
     budget_of,
 )
-from .common import (
+from ..request_base import RequestFormat
+from ..request_values import (
     arguments_object,
     need,
     obj,
     obj_list,
     opt_float,
     opt_int,
+    opt_str,
+    shown,
     signature_of,
     stop_list,
     text_of,
 )
+from .reply import error_body, message_body
 
-__all__ = ["DEFAULT_MAX_TOKENS", "block", "build", "parse"]
+__all__ = ["API_VERSION", "DEFAULT_MAX_TOKENS", "REQUEST", "block", "build", "parse"]
 
+API_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header every request carries."""
 DEFAULT_MAX_TOKENS = 4096
 _KNOWN = frozenset({"model", "messages", "system", "tools", "tool_choice", "max_tokens",
-                    "temperature", "top_p", "stop_sequences", "stream", "thinking"})
+                    "temperature", "top_p", "stop_sequences", "stream", "thinking", "top_k"})
 
 
 # -- parsing --------------------------------------------------------------------
@@ -89,7 +98,41 @@ def parse(body: Any) -> ChatRequest:
     request.extra = {k: v for k, v in body.items() if k not in _KNOWN}
     if server_tools:
         request.extra["server_tools"] = server_tools
+    _options(request, body)
     return request
+
+
+def _options(request: ChatRequest, body: JSONDict) -> None:
+    """Record the neutral options the body sets (``ChatRequest.asked``)."""
+    if request.stop:
+        request.asked["stop"] = "stop_sequences"
+    if request.tool_choice is not None and request.tool_choice.parallel is False:
+        request.asked["parallel_tool_calls"] = "tool_choice.disable_parallel_tool_use"
+    request.ask("top_k", "top_k", opt_int(body.get("top_k"), "top_k"))
+    config = request.extra.get("output_config")
+    if config is not None:
+        config = dict(obj(config, "output_config"))
+        fmt = config.pop("format", None)
+        if fmt is not None:  # structured output: the neutral response_format
+            fmt = obj(fmt, "output_config.format")
+            if fmt.get("type") != "json_schema":
+                raise ProtocolError("output_config.format.type must be 'json_schema', "
+                                    f"not {shown(fmt.get('type'))}")
+            request.ask("response_format", "output_config.format", {
+                "type": "json_schema", "name": "output",
+                "schema": obj(need(fmt, "schema", "output_config.format"),
+                              "output_config.format.schema")})
+        if config:
+            request.extra["output_config"] = config  # the rest (effort) goes back as it was
+        else:
+            del request.extra["output_config"]
+    metadata = request.extra.get("metadata")
+    if metadata is not None:
+        metadata = obj(metadata, "metadata")
+        if set(metadata) <= {"user_id"}:  # the only field the API has: the neutral user
+            del request.extra["metadata"]
+            request.ask("user", "metadata.user_id",
+                        opt_str(metadata.get("user_id"), "metadata.user_id"))
 
 
 def _tool_choice(choice: JSONDict) -> ToolChoice:
@@ -100,7 +143,8 @@ def _tool_choice(choice: JSONDict) -> ToolChoice:
         return ToolChoice("tool", str(need(choice, "name", "tool_choice")), parallel)
     modes = {"auto": "auto", "any": "required", "none": "none"}
     if kind not in modes:
-        raise ProtocolError(f"unknown tool_choice type {kind!r}")
+        raise ProtocolError("tool_choice.type must be 'auto', 'any', 'tool' or 'none', "
+                            f"not {shown(kind)}")
     return ToolChoice(modes[kind], None, parallel)  # type: ignore[arg-type]
 
 
@@ -171,6 +215,15 @@ def build(request: ChatRequest) -> JSONDict:
         budget = max(1024, budget_of(request.thinking))
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
         body["max_tokens"] = max(body["max_tokens"], budget + 1024)
+    if "top_k" in request.options:
+        body["top_k"] = request.options["top_k"]
+    if "user" in request.options:
+        body["metadata"] = {**(body.get("metadata") or {}), "user_id": request.options["user"]}
+    fmt = request.options.get("response_format")
+    if fmt is not None and fmt["type"] != "text":  # structured output: output_config.format
+        schema = fmt.get("schema") if fmt["type"] == "json_schema" else {"type": "object"}
+        body["output_config"] = {**(body.get("output_config") or {}),
+                                 "format": {"type": "json_schema", "schema": schema}}
     return body
 
 
@@ -237,3 +290,13 @@ def block(part: object) -> JSONDict | None:
         return {"type": kind, "source": {"type": "base64", "media_type": part.mime_type,
                                          "data": base64.b64encode(part.data).decode("ascii")}}
     return None
+
+
+REQUEST = RequestFormat(
+    name="anthropic", build=build, parse=parse, path="/v1/messages", client_path="/v1/messages",
+    credential="x-api-key", bearer=False, headers={"anthropic-version": API_VERSION},
+    error_body=error_body, reply=message_body,
+    takes=frozenset({"max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice",
+                     "parallel_tool_calls", "thinking", "top_k", "user",
+                     "response_format"}))
+"""The request side of the Anthropic Messages API (see :mod:`streamflow.dialects.request_base`)."""

@@ -7,7 +7,8 @@ OpenRouter sends them back, else ``reasoning_content``/``reasoning`` text), ``to
 messages (results); ``tools``, ``tool_choice``, ``parallel_tool_calls``,
 ``max_completion_tokens``/``max_tokens``, ``temperature``, ``top_p``, ``stop``,
 ``stream``, ``stream_options.include_usage``, ``reasoning_effort`` and OpenRouter's
-``reasoning`` (``effort``/``max_tokens``).
+``reasoning`` (``effort``/``max_tokens``); the neutral options ``response_format``,
+``seed``, ``frequency_penalty``, ``presence_penalty``, ``user``, ``metadata``, ``n``.
 
 Built: the mirror image. The assistant message carries the reasoning state a later
 turn needs: ``reasoning_details`` (signed text entries, encrypted entries, in order)
@@ -19,17 +20,17 @@ has no error flag here: an error result is sent as its text.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from ...errors import ProtocolError
 from ...events import (
     InlineDataItem,
-    InlineThinkingItem,
     JSONDict,
     TextItem,
     ThinkingItem,
     ToolCallItem,
 )
-from ..request import (
+from ...providers.request import (
     ChatRequest,
     Part,
     Thinking,
@@ -39,26 +40,34 @@ from ..request import (
     Turn,
     effort_of,
 )
-from .common import (
+from ..request_base import RequestFormat
+from ..request_values import (
     add_parts,
     arguments_object,
-    arguments_text,
     image_data_url,
     image_item,
+    json_format,
     need,
     obj,
     obj_list,
     opt_float,
     opt_int,
+    opt_str,
+    shown,
     stop_list,
     text_of,
 )
+from .assistant import assistant_message, reasoning_items
+from .reply import error_body, message_body
 
-__all__ = ["assistant_message", "build", "parse", "reasoning_items"]
+__all__ = ["REQUEST", "assistant_message", "build", "is_official", "parse",
+           "reasoning_items"]
 
+_OPTIONS = ("seed", "frequency_penalty", "presence_penalty", "user", "metadata", "n")
 _KNOWN = frozenset({"model", "messages", "tools", "tool_choice", "parallel_tool_calls",
                     "max_tokens", "max_completion_tokens", "temperature", "top_p", "stop",
-                    "stream", "stream_options", "reasoning_effort", "reasoning"})
+                    "stream", "stream_options", "reasoning_effort", "reasoning",
+                    "response_format", *_OPTIONS})
 
 
 # -- parsing --------------------------------------------------------------------
@@ -100,8 +109,29 @@ def parse(body: Any) -> ChatRequest:
                                           "parameters")))
     request.tool_choice = _tool_choice(body.get("tool_choice"), body.get("parallel_tool_calls"))
     request.thinking = _thinking(body)
+    _options(request, body)
     request.extra = {k: v for k, v in body.items() if k not in _KNOWN}
     return request
+
+
+def _options(request: ChatRequest, body: JSONDict) -> None:
+    """Record the neutral options the body sets (``ChatRequest.asked``)."""
+    if request.stop:
+        request.asked["stop"] = "stop"
+    if request.tool_choice is not None and request.tool_choice.parallel is False:
+        request.asked["parallel_tool_calls"] = "parallel_tool_calls"
+    request.ask("response_format", "response_format",
+                json_format(body.get("response_format"), "response_format"))
+    request.ask("seed", "seed", opt_int(body.get("seed"), "seed"))
+    for key in ("frequency_penalty", "presence_penalty"):
+        request.ask(key, key, opt_float(body.get(key), key))
+    request.ask("user", "user", opt_str(body.get("user"), "user"))
+    if body.get("metadata") is not None:
+        request.ask("metadata", "metadata", obj(body["metadata"], "metadata"))
+    n = opt_int(body.get("n"), "n")
+    if n is not None and n < 1:
+        raise ProtocolError(f"n must be at least 1, not {n}")
+    request.ask("n", "n", n if n != 1 else None)
 
 
 def _user_parts(content: Any) -> list[Part]:
@@ -140,32 +170,17 @@ def _assistant_parts(message: JSONDict) -> list[Part]:
     return parts
 
 
-def reasoning_items(details: list[JSONDict]) -> list[Part]:
-    """OpenRouter ``reasoning_details`` as the decoder maps them (see the module doc)."""
-    parts: list[Part] = []
-    visible = [d for d in details if d.get("type") != "reasoning.encrypted"]
-    if visible:
-        fidelity: JSONDict = {"reasoning_details": visible}
-        for entry in visible:
-            if entry.get("signature"):
-                fidelity["signature"] = entry["signature"]
-        text = "".join(str(d.get("text") or d.get("summary") or "") for d in visible)
-        parts.append(ThinkingItem("thinking.done", text, fidelity))
-    for entry in details:
-        if entry.get("type") == "reasoning.encrypted":
-            meta = {k: v for k, v in entry.items() if k != "data"}
-            parts.append(InlineThinkingItem("inline_thinking.done",
-                                            str(entry.get("data") or "").encode(), meta))
-    return parts
-
-
 def _tool_choice(choice: Any, parallel: Any) -> ToolChoice | None:
     par = None if parallel is None else bool(parallel)
     if choice is None:
         return None if par is None else ToolChoice("auto", None, par)
     if choice in ("auto", "none", "required"):
         return ToolChoice(choice, None, par)
-    fn = obj(obj(choice, "tool_choice").get("function"), "tool_choice function")
+    if not isinstance(choice, dict):
+        raise ProtocolError("tool_choice must be 'auto', 'none', 'required' or "
+                            f"{{\"type\": \"function\", \"function\": {{\"name\"}}}}, "
+                            f"not {shown(choice)}")
+    fn = obj(choice.get("function"), "tool_choice function")
     return ToolChoice("tool", str(need(fn, "name", "tool_choice")), par)
 
 
@@ -213,7 +228,30 @@ def build(request: ChatRequest, *, max_tokens_key: str = "max_tokens") -> JSONDi
         body["stop"] = list(request.stop)
     if request.thinking is not None:
         body["reasoning_effort"] = effort_of(request.thinking)
+    fmt = request.options.get("response_format")
+    if fmt is not None:
+        body["response_format"] = _chat_format(fmt)
+    body.update((k, request.options[k]) for k in _OPTIONS if k in request.options)
     return body
+
+
+def _chat_format(fmt: JSONDict) -> JSONDict:
+    if fmt["type"] != "json_schema":
+        return {"type": fmt["type"]}
+    return {"type": "json_schema",
+            "json_schema": {k: v for k, v in fmt.items() if k != "type"}}
+
+
+def is_official(base_url: str) -> bool:
+    """Whether ``base_url`` is OpenAI's own API (``api.openai.com``), not a compatible server."""
+    return urlsplit(base_url).hostname == "api.openai.com"
+
+
+def _tune(body: JSONDict, base_url: str) -> None:
+    """OpenAI's own API wants ``max_completion_tokens`` (reasoning models refuse
+    ``max_tokens``); compatible servers know ``max_tokens``."""
+    if is_official(base_url) and "max_tokens" in body:
+        body["max_completion_tokens"] = body.pop("max_tokens")
 
 
 def _messages(turn: Turn) -> list[JSONDict]:
@@ -235,32 +273,13 @@ def _messages(turn: Turn) -> list[JSONDict]:
     return out
 
 
-def assistant_message(parts: list[Any]) -> JSONDict:
-    """``{"role": "assistant", "content", "tool_calls"?, reasoning fields?}`` (module doc)."""
-    text = "".join(p.text for p in parts if isinstance(p, TextItem))
-    out: JSONDict = {"role": "assistant", "content": text or None}
-    details: list[Any] = []
-    reasoning: list[str] = []
-    for part in parts:
-        if isinstance(part, ThinkingItem):
-            reasoning.append(part.thinking)
-            details += (part.fidelity or {}).get("reasoning_details") or []
-        elif isinstance(part, InlineThinkingItem) and part.fidelity is not None:
-            details.append({**part.fidelity, "data": part.data.decode("utf-8", "replace")})
-    if details:
-        out["reasoning_details"] = details
-    elif any(reasoning):
-        out["reasoning_content"] = "".join(reasoning)
-    calls = [_tool_call(p) for p in parts if isinstance(p, ToolCallItem)]
-    if calls:
-        out["tool_calls"] = calls
-    return out
 
 
-def _tool_call(item: ToolCallItem) -> JSONDict:
-    out: JSONDict = {"id": item.tool_call_id, "type": "function",
-                     "function": {"name": item.name, "arguments": arguments_text(item)}}
-    extra = (item.fidelity or {}).get("extra_content")
-    if extra:
-        out["extra_content"] = extra
-    return out
+REQUEST = RequestFormat(
+    name="openai-chat", build=build, parse=parse, path="/chat/completions",
+    client_path="/v1/chat/completions", credential="authorization", bearer=True,
+    error_body=error_body, reply=message_body, tune=_tune,
+    takes=frozenset({"max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice",
+                     "parallel_tool_calls", "thinking", "response_format", "seed",
+                     "frequency_penalty", "presence_penalty", "user", "metadata", "n"}))
+"""The request side of OpenAI chat (see :mod:`streamflow.dialects.request_base`)."""

@@ -7,14 +7,16 @@ Parsed: ``instructions`` and ``system``/``developer`` messages (the system promp
 ``ThinkingItem``, then the ``encrypted_content`` as an ``InlineThinkingItem`` with
 ``fidelity={"id": ...}``, as the decoder maps them); ``tools`` (function tools;
 others stay in ``extra``), ``tool_choice``, ``parallel_tool_calls``,
-``max_output_tokens``, ``temperature``, ``top_p``, ``stream``, ``reasoning.effort``.
+``max_output_tokens``, ``temperature``, ``top_p``, ``stream``, ``reasoning.effort``,
+and the neutral options ``response_format`` (``text.format``), ``user``, ``metadata``.
 
 Built: the mirror image; a reasoning item is written from the summaries and the
 encrypted part that follow each other (its ``id`` from the fidelity, else from the
 summaries' ``provider["item_id"]``; reasoning with neither came from another
 provider and is left out). When reasoning is asked for, ``include`` asks for the
 encrypted content so a later turn can send it back. The format has no stop
-sequences: they are not sent.
+sequences (``takes`` says so: a request asking for them is refused, see
+:meth:`~streamflow.dialects.request_base.RequestFormat.unsupported`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from ...events import (
     ThinkingItem,
     ToolCallItem,
 )
-from ..request import (
+from ...providers.request import (
     ChatRequest,
     Part,
     Thinking,
@@ -40,25 +42,31 @@ from ..request import (
     Turn,
     effort_of,
 )
-from .common import (
+from ..openai_chat.reply import error_body
+from ..request_base import RequestFormat
+from ..request_values import (
     add_parts,
     arguments_object,
     arguments_text,
     image_data_url,
     image_item,
+    json_format,
     need,
     obj,
     obj_list,
     opt_float,
     opt_int,
+    opt_str,
+    shown,
     text_of,
 )
+from .reply import message_body
 
-__all__ = ["build", "parse"]
+__all__ = ["REQUEST", "build", "parse"]
 
 _KNOWN = frozenset({"model", "input", "instructions", "tools", "tool_choice",
                     "parallel_tool_calls", "max_output_tokens", "temperature", "top_p",
-                    "stream", "reasoning", "include"})
+                    "stream", "reasoning", "include", "user", "metadata"})
 _ENCRYPTED = "reasoning.encrypted_content"
 
 
@@ -116,7 +124,26 @@ def parse(body: Any) -> ChatRequest:
     request.extra = {k: v for k, v in body.items() if k not in _KNOWN}
     if other_tools:
         request.extra["other_tools"] = other_tools
+    _options(request, body)
     return request
+
+
+def _options(request: ChatRequest, body: JSONDict) -> None:
+    """Record the neutral options the body sets (``ChatRequest.asked``)."""
+    if request.tool_choice is not None and request.tool_choice.parallel is False:
+        request.asked["parallel_tool_calls"] = "parallel_tool_calls"
+    text = request.extra.get("text")
+    if text is not None:
+        text = dict(obj(text, "text"))  # a copy: the client's body stays as it came
+        request.ask("response_format", "text.format", json_format(text.pop("format", None),
+                                                                  "text.format"))
+        if text:  # verbosity...: the format's own, put back by this builder only
+            request.extra["text"] = text
+        else:
+            del request.extra["text"]
+    request.ask("user", "user", opt_str(body.get("user"), "user"))
+    if body.get("metadata") is not None:
+        request.ask("metadata", "metadata", obj(body["metadata"], "metadata"))
 
 
 def _message_parts(content: Any) -> list[Part]:
@@ -154,7 +181,9 @@ def _tool_choice(choice: Any, parallel: Any) -> ToolChoice | None:
         return None if par is None else ToolChoice("auto", None, par)
     if choice in ("auto", "none", "required"):
         return ToolChoice(choice, None, par)
-    choice = obj(choice, "tool_choice")
+    if not isinstance(choice, dict):
+        raise ProtocolError("tool_choice must be 'auto', 'none', 'required' or "
+                            f"{{\"type\": \"function\", \"name\"}}, not {shown(choice)}")
     return ToolChoice("tool", str(need(choice, "name", "tool_choice")), par)
 
 
@@ -189,6 +218,12 @@ def build(request: ChatRequest) -> JSONDict:
     if request.thinking is not None or reasons:
         include = list(body.get("include") or [])
         body["include"] = include + ([_ENCRYPTED] if _ENCRYPTED not in include else [])
+    fmt = request.options.get("response_format")
+    if fmt is not None:
+        body["text"] = {**(body.get("text") or {}), "format": dict(fmt)}
+    for key in ("user", "metadata"):
+        if key in request.options:
+            body[key] = request.options[key]
     return body
 
 
@@ -248,3 +283,12 @@ def _reasoning_item(summaries: list[ThinkingItem],
     if opaque is not None and opaque.data:
         item["encrypted_content"] = opaque.data.decode("utf-8", "replace")
     return [item]
+
+
+REQUEST = RequestFormat(
+    name="openai-responses", build=build, parse=parse, path="/responses",
+    client_path="/v1/responses", credential="authorization", bearer=True,
+    error_body=error_body, reply=message_body,
+    takes=frozenset({"max_tokens", "temperature", "top_p", "tools", "tool_choice",
+                     "parallel_tool_calls", "thinking", "response_format", "user", "metadata"}))
+"""The request side of OpenAI Responses (see :mod:`streamflow.dialects.request_base`)."""

@@ -1,0 +1,139 @@
+"""What a dialect's ``request.py`` declares: its request side, one :class:`RequestFormat` (sans-IO).
+
+A dialect with a request side (``dialects/<name>/request.py``) reads a client's
+request into the neutral :class:`~streamflow.providers.request.ChatRequest`
+(``parse``), writes one (``build``), and states the facts every user of the
+format needs: where a request goes (``path`` under the base URL, ``client_path``
+where the gateway serves clients of the format), how the API key travels
+(``credential``), the fixed headers, the error envelope, the non-streaming answer
+(``reply``) and which neutral options its builder can carry (``takes``).
+:class:`~streamflow.providers.base.Provider`, the gateway and the CLI read them
+from the registry (``streamflow.dialects.REQUESTS``), and
+:func:`streamflow.dialects.credential_headers` (the one credential list,
+redaction included) is the union of every format's ``credential``.
+
+``RequestFormat.http_request(base_url, request, api_key=...)`` is the streaming
+upstream request. Base URLs follow the official SDKs: OpenAI's includes ``/v1``,
+Anthropic's and Gemini's do not.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import quote
+
+from ..events import JSONDict
+from ..message import Message
+from ..providers.base import HTTPRequest
+from ..providers.request import ChatRequest
+
+__all__ = ["BASE_CREDENTIALS", "NEUTRAL_OPTIONS", "ErrorInfo", "RequestFormat", "reply_id"]
+
+BASE_CREDENTIALS: tuple[str, ...] = ("authorization", "proxy-authorization", "api-key")
+"""Credential headers of no dialect in particular (bearer tokens, Azure's ``api-key``)."""
+
+NEUTRAL_OPTIONS: frozenset[str] = frozenset({
+    "max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice", "parallel_tool_calls",
+    "thinking", "response_format", "seed", "top_k", "frequency_penalty", "presence_penalty",
+    "user", "metadata", "n"})
+"""The options a parser may record in ``ChatRequest.asked`` (see :class:`RequestFormat`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """One error as an envelope writes it: status, type (``None``: the format's own for the
+    status), message and code."""
+
+    status: int
+    message: str
+    type: str | None = None
+    code: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFormat:
+    """The request side of one dialect (see the module doc).
+
+    ``build(request)`` writes the body; ``parse(body)`` reads one (``None``: written
+    only, an upstream such as Gemini); ``path`` is the upstream endpoint under the
+    base URL (``{model}`` filled in); ``client_path`` the route the gateway serves
+    for clients of the format (``None``: not served); ``credential`` the header
+    carrying the API key (``bearer``: as ``Bearer <key>``); ``headers`` are sent on
+    every request; ``error_body(info)`` is the format's error envelope; ``reply``
+    the non-streaming answer of a message (``None``: streams only); ``takes`` the
+    neutral options (names of :data:`NEUTRAL_OPTIONS`) ``build`` carries;
+    ``tune(body, base_url)`` adjusts a built body for one server (OpenAI's own API
+    wants ``max_completion_tokens``);
+    ``codec`` names the registered decoder/encoder its streams use (default: ``name``;
+    an OpenAI-compatible API with its own path or key header reuses ``openai-chat``'s).
+    """
+
+    name: str
+    build: Callable[[ChatRequest], JSONDict]
+    path: str
+    error_body: Callable[[ErrorInfo], JSONDict]
+    parse: Callable[[Any], ChatRequest] | None = None
+    client_path: str | None = None
+    credential: str = "authorization"
+    bearer: bool = True
+    headers: Mapping[str, str] = field(default_factory=dict)
+    reply: Callable[[Message], JSONDict] | None = None
+    takes: frozenset[str] = frozenset()
+    tune: Callable[[JSONDict, str], None] | None = None
+    codec: str = ""
+
+    @property
+    def stream_dialect(self) -> str:
+        """The dialect whose decoder reads and whose encoder writes this format's streams."""
+        return self.codec or self.name
+
+    def credentials(self, api_key: str | None) -> dict[str, str]:
+        """The fixed headers and, when a key is known, the credential header."""
+        out = dict(self.headers)
+        if api_key:
+            out[self.credential] = f"Bearer {api_key}" if self.bearer else api_key
+        return out
+
+    def url(self, base_url: str, model: str) -> str:
+        """The endpoint URL under ``base_url`` for ``model``."""
+        return base_url.rstrip("/") + self.path.format(model=quote(model, safe=""))
+
+    def http_request(self, base_url: str, request: ChatRequest, *, api_key: str | None = None,
+                     headers: Mapping[str, str] | None = None) -> HTTPRequest:
+        """The streaming HTTP request of ``request`` for this API at ``base_url``."""
+        body = self.build(replace(request, stream=True))
+        if self.tune is not None:
+            self.tune(body, base_url)
+        out = {"content-type": "application/json", "accept": "text/event-stream",
+               **self.credentials(api_key), **(headers or {})}
+        return HTTPRequest(self.url(base_url, request.model), out, body)
+
+    def unsupported(self, request: ChatRequest) -> list[str]:
+        """The client's options ``build`` would lose, by the client's own names.
+
+        The neutral options the request asked for that this format does not take,
+        and, for a request parsed from another format, every field of the source
+        body the neutral model has no place for (``request.extra``).
+        """
+        lost = [key for option, key in request.asked.items() if option not in self.takes]
+        if request.source != self.name:
+            lost += list(request.extra)
+        return lost
+
+    def drop(self, request: ChatRequest, keys: list[str]) -> None:
+        """Forget the options ``keys`` (client names), as ``--drop-unsupported`` asks."""
+        for option, key in list(request.asked.items()):
+            if key in keys:
+                del request.asked[option]
+                request.options.pop(option, None)
+        for key in keys:
+            request.extra.pop(key, None)
+
+
+def reply_id(message: Message, prefix: str) -> str:
+    """The message's id when it has ``prefix``, else a fresh one (``msg_3f2a...``)."""
+    own = message.id or ""
+    return own if own.startswith(prefix) else prefix + uuid.uuid4().hex[:24]

@@ -1,0 +1,156 @@
+"""``from_async(fn)``: an async generator function over UniEvents, as an operator.
+
+::
+
+    async def redact(events: AsyncIterator[UniEvent]) -> AsyncIterator[UniEvent]:
+        async for event in events:
+            if event.text and "secret" in event.text:
+                continue
+            yield event
+
+    source.pipe(pipeline(), from_async(redact))           # reactive style
+    async with streamflow.stream(source, transforms=[redact]) as s: ...
+
+The ecosystem's composition idiom (the one ``anyio``/``aiostream`` users write), with
+the rules of every other operator: one call of ``fn`` -- so one generator and its
+local state -- per subscription; what it yields goes downstream in order; the
+upstream's error is raised inside ``fn`` by its ``async for`` (catch it to convert
+or retry, or let it propagate) and ends the stream typed, ``partial`` attached;
+an exception ``fn`` raises ends the stream through ``on_error``; ``fn`` returning
+completes the stream and disposes the upstream (``take(n)`` written by hand closes
+the HTTP response at once). Disposing the subscription cancels the generator's
+task (its ``finally`` blocks run) and the upstream. The generator runs in a task of
+the enclosing :func:`~streamflow.scope` (``run()``, ``stream()``); at most
+``buffer`` events wait for it before the reader pauses (the scope's backpressure
+hook), so a slow generator slows the read instead of growing memory. Outside a
+scope the subscription fails with ``NoScopeError``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+from reactivex import Observable, abc
+from reactivex.disposable import CompositeDisposable, Disposable, SingleAssignmentDisposable
+
+from .._scope import current_scope
+from ..errors import NoScopeError
+from ..events import UniEvent
+from ._base import Operator
+
+__all__ = ["from_async"]
+
+AsyncTransform = Callable[[AsyncIterator[UniEvent]], AsyncIterator[Any]]
+
+
+class _Inbox:
+    """The upstream's items, queued for the generator; the scope's backpressure hook."""
+
+    def __init__(self, buffer: int) -> None:
+        self.buffer = buffer
+        self.items: deque[Any] = deque()
+        self.ended = False
+        self.error: Exception | None = None
+        self._arrived = anyio.Event()
+        self._space = anyio.Event()
+
+    def on_next(self, value: Any) -> None:
+        self.items.append(value)
+        self._arrived.set()
+
+    def on_error(self, error: Exception) -> None:
+        self.error = error
+        self.on_completed()
+
+    def on_completed(self) -> None:
+        self.ended = True
+        self._arrived.set()
+        self._space.set()
+
+    @property
+    def overflow(self) -> bool:
+        """True when ``buffer`` items wait for the generator: the reader pauses."""
+        return len(self.items) >= self.buffer and not self.ended
+
+    async def relieve(self) -> None:
+        """Wait until the generator took some of the queue."""
+        while self.overflow:
+            self._space = anyio.Event()
+            await self._space.wait()
+
+    async def events(self) -> AsyncIterator[Any]:
+        """The items in order; the upstream's error raised after the items before it."""
+        while True:
+            while not self.items:
+                if self.ended:
+                    if self.error is not None:
+                        raise self.error
+                    return
+                self._arrived = anyio.Event()
+                await self._arrived.wait()
+            item = self.items.popleft()
+            if len(self.items) < self.buffer:
+                self._space.set()
+            yield item
+
+
+def from_async(fn: AsyncTransform, *, buffer: int = 256) -> Operator[UniEvent, Any]:
+    """The operator running ``fn(events)`` once per subscription (see the module doc)."""
+    if not callable(fn):
+        raise TypeError(f"from_async() takes an async generator function, not {fn!r}")
+    if buffer < 1:
+        raise ValueError("buffer must be at least 1")
+    name = getattr(fn, "__name__", type(fn).__name__)
+
+    def operator(source: Observable[UniEvent]) -> Observable[Any]:
+        def subscribe(observer: abc.ObserverBase[Any],
+                      scheduler: abc.SchedulerBase | None = None) -> abc.DisposableBase:
+            owner = current_scope()
+            if owner is None:
+                observer.on_error(NoScopeError(
+                    f"from_async({name}) runs its generator in a task: subscribe it inside "
+                    "`await streamflow.run(...)`, `streamflow.stream(...)` or "
+                    "`async with streamflow.scope():`"))
+                return Disposable()
+            inbox = _Inbox(buffer)
+            upstream = SingleAssignmentDisposable()
+
+            async def drive(cancel: anyio.CancelScope) -> None:
+                error: Exception | None = None
+                owner.pressure.append(inbox)
+                generator = fn(inbox.events())
+                try:
+                    async for out in generator:
+                        observer.on_next(out)
+                        if cancel.cancel_called:
+                            return
+                except Exception as exc:
+                    error = exc
+                finally:
+                    owner.pressure.remove(inbox)
+                    upstream.dispose()  # fn is done with its input: stop reading
+                    aclose = getattr(generator, "aclose", None)
+                    if aclose is not None:
+                        with anyio.CancelScope(shield=True):
+                            await aclose()
+                if cancel.cancel_called:
+                    return
+                try:
+                    if error is None:
+                        observer.on_completed()
+                    else:
+                        observer.on_error(error)
+                except Exception as exc:  # an observer without on_error: surface it
+                    owner.report(exc)
+
+            task = owner.spawn(drive, f"streamflow-operator:{name}")
+            upstream.disposable = source.subscribe(inbox.on_next, inbox.on_error,
+                                                   inbox.on_completed, scheduler=scheduler)
+            return CompositeDisposable(upstream, task)
+
+        return Observable(subscribe)
+
+    return operator

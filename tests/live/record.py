@@ -56,7 +56,8 @@ def record(client: httpx.Client, url: str, case: Case, facts: dict[str, Any],
     content = case.raw if case.raw is not None else json.dumps(case.body).encode()
     chunks: list[bytes] = []
     with client.stream("POST", url + case.path, content=content,
-                       headers={"content-type": "application/json"}) as response:
+                       headers={"content-type": "application/json",
+                                "connection": "close"}) as response:
         for chunk in response.iter_raw():
             chunks.append(chunk)
     body = b"".join(chunks)

@@ -25,6 +25,8 @@ STORY = "Write a long story about a dragon."
 WEATHER_Q = "What is the weather in Paris?"
 BOTH_Q = "What is the weather in Paris and in London? Call get_weather once for each city."
 PREFILL = "<tool_call>\n"
+ONE_CALL = ["</tool_call>"]
+"""A stop sequence ending the answer after one call (the tiny model repeats it)."""
 WEATHER = {"name": "get_weather", "description": "Current weather of a city.",
            "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
                           "required": ["city"]}}
@@ -81,8 +83,11 @@ def _messages(text: str, *, stream: bool, max_tokens: int = 32, prefill: str | N
             **GREEDY, **more, "stream": stream}
 
 
-def _responses(text: str, *, stream: bool, max_tokens: int = 32, **more: Any) -> dict[str, Any]:
-    return {"model": "smollm2", "input": text, "max_output_tokens": max_tokens,
+def _responses(text: str, *, stream: bool, max_tokens: int = 32, prefill: str | None = None,
+               **more: Any) -> dict[str, Any]:
+    turns = [{"type": "message", **turn} for turn in _user(text, prefill)]
+    return {"model": "smollm2", "input": text if prefill is None else turns,
+            "max_output_tokens": max_tokens,
             **GREEDY, **more, "stream": stream}
 
 
@@ -91,6 +96,7 @@ _TOOLS_MESSAGES = {"tools": [{"name": WEATHER["name"], "description": WEATHER["d
                               "input_schema": WEATHER["parameters"]}],
                    "tool_choice": {"type": "any"}}
 _TOOLS_RESPONSES = {"tools": [{"type": "function", **WEATHER}], "tool_choice": "required"}
+_ONE_CALL: dict[str, Any] = {"max_tokens": 48, "prefill": PREFILL}
 _FORMAT = {"response_format": {"type": "json_schema", "json_schema": {
     "name": "place", "strict": True, "schema": SCHEMA}}}
 
@@ -121,16 +127,19 @@ CASES: list[Case] = [
     Case("responses_length", RESPONSES, _responses(STORY, stream=True, max_tokens=8)),
     Case("responses_bad_field", RESPONSES, {"model": "smollm2", "input": 5, "stream": True},
          note="input is a number"),
-    Case("chat_tool", CHAT, _chat(WEATHER_Q, stream=True, max_tokens=48, **_TOOLS_CHAT),
+    Case("chat_tool", CHAT, _chat(WEATHER_Q, stream=True, **_ONE_CALL, stop=ONE_CALL,
+                                  **_TOOLS_CHAT), server="tools"),
+    Case("chat_tool", CHAT, _chat(WEATHER_Q, stream=False, **_ONE_CALL, stop=ONE_CALL,
+                                  **_TOOLS_CHAT), server="tools"),
+    Case("messages_tool", MESSAGES, _messages(WEATHER_Q, stream=True, **_ONE_CALL,
+                                              stop_sequences=ONE_CALL, **_TOOLS_MESSAGES),
          server="tools"),
-    Case("chat_tool", CHAT, _chat(WEATHER_Q, stream=False, max_tokens=48, **_TOOLS_CHAT),
+    Case("messages_tool", MESSAGES, _messages(WEATHER_Q, stream=False, **_ONE_CALL,
+                                              stop_sequences=ONE_CALL, **_TOOLS_MESSAGES),
          server="tools"),
-    Case("messages_tool", MESSAGES, _messages(WEATHER_Q, stream=True, max_tokens=48,
-                                              **_TOOLS_MESSAGES), server="tools"),
-    Case("messages_tool", MESSAGES, _messages(WEATHER_Q, stream=False, max_tokens=48,
-                                              **_TOOLS_MESSAGES), server="tools"),
-    Case("responses_tool", RESPONSES, _responses(WEATHER_Q, stream=True, max_tokens=48,
-                                                 **_TOOLS_RESPONSES), server="tools"),
+    Case("responses_tool", RESPONSES, _responses(WEATHER_Q, stream=True, **_ONE_CALL,
+                                                 stop=ONE_CALL, **_TOOLS_RESPONSES),
+         server="tools"),
     Case("chat_parallel_tools", CHAT,
          _chat(BOTH_Q, stream=True, max_tokens=64, prefill=PREFILL, parallel_tool_calls=True,
                **_TOOLS_CHAT), server="tools"),

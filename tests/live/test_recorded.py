@@ -12,16 +12,19 @@ target and back in tests/encoders/test_matrix.py (its corpus lists tests/data/*)
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 from realdata import DATA
 from wirefacts import body_facts, events, facts
 
 from streamflow.decoder import StreamDecoder
 from streamflow.errors import HTTPStatusError, StreamflowError
+from streamflow.events import TextItem
 from streamflow.message import Message
 from streamflow.sources.http_errors import status_error
 
@@ -53,9 +56,16 @@ def decoded(meta: dict[str, Any]) -> tuple[str | None, Message]:
 
 def ours(message: Message) -> dict[str, Any]:
     u = message.usage_metadata
-    return {"text": message.text, "calls": [(c.name, c.arguments) for c in message.tool_calls],
+    return {"text": choice_text(message, 0),
+            "calls": [(c.name, c.arguments) for c in message.tool_calls],
             "usage": None if u is None else (u.prompt_tokens, u.response_tokens),
             "finish": message.finish_reason}
+
+
+def choice_text(message: Message, index: int) -> str:
+    """The text of one choice (``n > 1``: the others' items carry ``choice_index``)."""
+    return "".join(item.text for item in message.items if isinstance(item, TextItem)
+                   and (item.provider or {}).get("choice_index", 0) == index)
 
 
 def need(name: str) -> Path:
@@ -83,6 +93,8 @@ def test_stream_reads_as_the_body_says(meta: dict[str, Any]) -> None:
     assert ours(message) == want
     assert message.text or message.tool_calls, "the recording holds no answer"
     expected = FINISH[meta["case"].rsplit("_", 1)[-1]]
+    if meta["case"] == "responses_length":
+        expected = "stop"  # llama.cpp's Responses stream says "completed" at a length cut
     if expected is not None:
         assert message.finish_reason == expected
 
@@ -135,6 +147,17 @@ def test_overlapping_tool_use_blocks_keep_both_calls_in_order() -> None:
     assert decoder.message.finish_reason == "tool_call"
 
 
+REPLY = {"openai-chat": "streamflow.dialects.openai_chat.reply",
+         "anthropic": "streamflow.dialects.anthropic.reply",
+         "openai-responses": "streamflow.dialects.openai_responses.reply"}
+"""Where each dialect writes a whole message as one JSON body (the gateway's stream: false)."""
+LLAMA_OMITS = {"openai-responses": {("parallel_tool_calls",), ("tool_choice",), ("tools",),
+                                    ("usage", "input_tokens_details", "cache_write_tokens"),
+                                    ("usage", "output_tokens_details")}}
+"""Fields the SDK's response type requires that llama.cpp's one-body answer leaves out
+(and so does the gateway's: it does not know the request's tools, and passes llama.cpp's
+usage object on as it is)."""
+
 _SDK_TYPES = {"openai-chat": ("openai.types.chat", "ChatCompletion"),
               "anthropic": ("anthropic.types", "Message"),
               "openai-responses": ("openai.types.responses", "Response")}
@@ -143,6 +166,16 @@ _SDK_TYPES = {"openai-chat": ("openai.types.chat", "ChatCompletion"),
 def sdk_type(dialect: str) -> Any:
     module, name = _SDK_TYPES[dialect]
     return getattr(pytest.importorskip(module), name)
+
+
+def validate(dialect: str, answer: dict[str, Any]) -> None:
+    """``answer`` is the SDK's response type, but for the fields of :data:`LLAMA_OMITS`."""
+    try:
+        sdk_type(dialect).model_validate(answer)
+    except pydantic.ValidationError as exc:
+        missing = {e["loc"] for e in exc.errors() if e["type"] == "missing"}
+        assert len(missing) == exc.error_count(), exc
+        assert missing <= LLAMA_OMITS.get(dialect, set()), exc
 
 
 def twin(meta: dict[str, Any]) -> dict[str, Any] | None:
@@ -161,7 +194,7 @@ def twin(meta: dict[str, Any]) -> dict[str, Any] | None:
 @pytest.mark.parametrize("meta", BODIES, ids=ids(BODIES))
 def test_body_parses_and_matches_its_stream(meta: dict[str, Any]) -> None:
     answer = json.loads(body(meta))
-    sdk_type(meta["dialect"]).model_validate(answer)
+    validate(meta["dialect"], answer)
     got = body_facts(meta["dialect"], answer)
     assert got["text"] or got["calls"]
     other = twin(meta)
@@ -175,13 +208,13 @@ def test_body_parses_and_matches_its_stream(meta: dict[str, Any]) -> None:
 def test_gateway_body_is_what_the_server_answers(meta: dict[str, Any]) -> None:
     """The gateway's ``stream: false`` body of the streamed twin's message, next to
     llama.cpp's own: the same facts, the same SDK type, timestamps in the same unit."""
-    from streamflow.gateway.bodies import message_body
+    message_body = importlib.import_module(REPLY[meta["dialect"]]).message_body
     server = json.loads(body(meta))
     stream = twin(meta)
     assert stream is not None
     _, message = decoded(stream)
-    ours_body = message_body(meta["dialect"], message)
-    sdk_type(meta["dialect"]).model_validate(ours_body)
+    ours_body = message_body(message)
+    validate(meta["dialect"], ours_body)
     if meta["request"].get("temperature") == 0:
         assert body_facts(meta["dialect"], ours_body) == body_facts(meta["dialect"], server)
     for key in ("created", "created_at"):
@@ -197,13 +230,16 @@ def test_n2_body_keeps_its_choices_apart() -> None:
     assert all(c["message"]["content"] for c in choices)
 
 
-def test_n2_stream_reads_choice_0_alone() -> None:
+def test_n2_stream_keeps_its_choices_apart() -> None:
     meta = json.loads(need("chat_n2.sse.meta").read_text())
     raw = body(meta)
     indexes = {c["index"] for _, d in events(raw) if d != "[DONE]" for c in d["choices"]}
     assert indexes == {0, 1}
     _, message = decoded(meta)
-    assert message.text == facts("openai-chat", raw)["text"]
+    assert choice_text(message, 0) == facts("openai-chat", raw)["text"]
+    second = "".join(c["delta"].get("content") or "" for _, d in events(raw) if d != "[DONE]"
+                     for c in d["choices"] if c["index"] == 1)
+    assert second and choice_text(message, 1) == second
 
 
 @pytest.mark.parametrize("name", ["chat_schema.sse", "chat_schema.body"])
@@ -227,7 +263,7 @@ def test_error_body_is_a_typed_error(meta: dict[str, Any]) -> None:
     error = status_error(meta["status"], meta["headers"], raw, meta["dialect"])
     assert isinstance(error, HTTPStatusError) and isinstance(error, StreamflowError)
     assert error.status == meta["status"]
-    assert 400 <= error.status < 500
+    assert error.status >= 400  # llama.cpp answers a body that is not JSON with a 500
     assert error.message.endswith(words)
 
 

@@ -91,9 +91,10 @@ def _responses(stream: list[Any]) -> dict[str, Any]:
     final = next((d["response"] for d in reversed(stream)
                   if d.get("type") in ("response.completed", "response.incomplete")), None)
     text = "".join(d["delta"] for d in stream if d.get("type") == "response.output_text.delta")
-    calls = {d["output_index"]: d["item"] for d in stream
-             if d.get("type") == "response.output_item.done"
-             and d["item"].get("type") == "function_call"}
+    done = [d for d in stream if d.get("type") == "response.output_item.done"]
+    # llama.cpp leaves out output_index: its items come in order
+    calls = {d.get("output_index", n): d["item"] for n, d in enumerate(done)
+             if d["item"].get("type") == "function_call"}
     out: dict[str, Any] = {"text": text, "calls": [(c["name"], _args(c["arguments"]))
                                                   for _, c in sorted(calls.items())],
                            "usage": None, "finish": None}

@@ -72,17 +72,25 @@ def _options(client: str, prompt: str, max_tokens: int, tools: bool,
             out["tool_choice"] = "required"
         return out
     out = {"model": MODEL, "max_output_tokens": max_tokens, "temperature": 0,
-           "input": _turns(prompt, prefill) if prefill is not None else prompt}
+           "input": [{"type": "message", **turn} for turn in _turns(prompt, prefill)]
+           if prefill is not None else prompt}
     if tools:
         out["tools"] = [{"type": "function", **WEATHER}]
         out["tool_choice"] = "required"
     return out
 
 
+def prompt_tokens(usage: Any) -> int:
+    """Anthropic's whole prompt: ``input_tokens`` leaves out the tokens read from or
+    written to the cache (llama.cpp reuses its prompt cache across requests)."""
+    return (usage.input_tokens + (usage.cache_read_input_tokens or 0)
+            + (usage.cache_creation_input_tokens or 0))
+
+
 def seen_anthropic(msg: Any) -> Seen:
     return Seen(text="".join(b.text for b in msg.content if b.type == "text"),
                 calls=[(b.name, b.input) for b in msg.content if b.type == "tool_use"],
-                usage=(msg.usage.input_tokens, msg.usage.output_tokens),
+                usage=(prompt_tokens(msg.usage), msg.usage.output_tokens),
                 finish=_FINISH.get(msg.stop_reason or "", str(msg.stop_reason)), raw=msg)
 
 

@@ -61,10 +61,12 @@ def record(client: httpx.Client, url: str, case: Case, facts: dict[str, Any],
         for chunk in response.iter_raw():
             chunks.append(chunk)
     body = b"".join(chunks)
-    (out / case.file).write_bytes(body)
+    # an error is one JSON body even when a stream was asked for (no stream to read)
+    file = case.file if response.status_code < 400 else case.name + ".body"
+    (out / file).write_bytes(body)
     meta = {
         "case": case.name,
-        "file": case.file,
+        "file": file,
         "dialect": case.dialect,
         "endpoint": "POST " + case.path,
         "server": {"instance": case.server, **facts},
@@ -74,7 +76,7 @@ def record(client: httpx.Client, url: str, case: Case, facts: dict[str, Any],
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "note": case.note,
     }
-    (out / (case.file + ".meta")).write_text(json.dumps(meta, indent=1) + "\n")
+    (out / (file + ".meta")).write_text(json.dumps(meta, indent=1) + "\n")
     return response.status_code, len(body)
 
 

@@ -99,6 +99,9 @@ class OpenAIResponsesEncoder(Encoder):
             if isinstance(kind, str) and kind and kind not in _OWN_EVENTS:
                 data += out.raw(unknown)
         response = dict(self._response)
+        for late in ("id", "model"):  # llama.cpp names its model only at the end
+            if meta.get(late) and not response.get(late):
+                response[late] = meta[late]
         if meta.get("object") == "response":  # our own dialect: its fields come back
             response.update((k, v) for k, v in meta.items() if k not in _OWN_META)
         response["output"] = out.output

@@ -4,7 +4,7 @@ A stream is ``(K.delta+ K.done)* stop``: groups of one kind that never interleav
 then exactly one ``stop``. Like h11's ``_state.py`` this module holds the table and
 every error message about it (:func:`refusal`, :func:`items_refusal`); the
 :class:`~streamflow.message.Assembler` (a reader: it rejects what breaks the table),
-the :class:`~streamflow.dialects.emitter.Emitter` (a writer: it holds an Assembler and
+the :class:`~streamflow.dialects._emitter.Emitter` (a writer: it holds an Assembler and
 closes the open group itself before a fragment of another kind or ``stop``, see
 :data:`WRITER_CLOSES`) and the ``uni`` dialect (which validates UniEvents from the
 wire through an Assembler) all step through it. The one pair taken without a table
@@ -51,7 +51,7 @@ TRANSITIONS: Final[dict[tuple[str, str], str]] = {
 }
 
 #: The pairs a writer turns legal by closing the open group (``DONE``) first: the
-#: :class:`~streamflow.dialects.emitter.Emitter` reads it when a fragment of another
+#: :class:`~streamflow.dialects._emitter.Emitter` reads it when a fragment of another
 #: kind, or ``stop``, arrives while a group is open.
 WRITER_CLOSES: Final[frozenset[tuple[str, str]]] = frozenset({(OPEN, OTHER), (OPEN, STOP)})
 

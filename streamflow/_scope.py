@@ -10,7 +10,7 @@ reactivex schedulers are asyncio-centric; streamflow does not use them. Instead:
   :class:`~streamflow.Limits`: the idle timeout between chunks, the overall deadline
   (counted from the reader's creation, so it covers sending the request), and the
   transport's exceptions mapped to typed streamflow errors. It is the only code that
-  applies those rules: every :class:`~streamflow.sources.bridge.Source`'s pump
+  applies those rules: every :class:`~streamflow._source.Source`'s pump
   (:func:`pump`) and the gateway's upstream read through it.
 * :func:`pump` is a source's task: it reads each chunk, pushes it **synchronously**
   with ``observer.on_next`` (so the whole operator chain and every sync sink run in

@@ -15,9 +15,9 @@ from typing import Any
 import anyio
 from reactivex import Observable, abc
 
-from .._scope import ChunkStream, Scope, current_scope, pump
-from ..errors import NoScopeError
-from ..limits import Limits
+from ._scope import ChunkStream, Scope, current_scope, pump
+from .errors import NoScopeError
+from .limits import Limits
 
 __all__ = ["ChunkStream", "Source"]
 

@@ -38,10 +38,10 @@ from typing import Any, cast
 import anyio
 from reactivex import Observable, abc
 
+from ._fanout import FanOut
 from ._scope import Scope, scope
 from .decoder import Emit, StreamDecoder
 from .errors import CancelledStreamError
-from .fanout import FanOut
 from .limits import Limits
 from .message import Message
 from .operators import Handlers
@@ -49,7 +49,7 @@ from .operators._base import subscriber
 from .operators.from_async import from_async
 from .operators.pipeline import DecodedObservable, decoder_handlers
 from .sinks.base import AsyncSink
-from .sources.coerce import as_source
+from .sources._coerce import as_source
 
 __all__ = ["Run", "run", "run_sync"]
 

@@ -9,7 +9,7 @@ restarted, a cut socket) is sent once more on a fresh connection after a short
 backoff -- redis-py's own ``Retry`` with ``ExponentialBackoff`` on ``ConnectionError``
 and ``TimeoutError`` -- so a restart costs no request; when that fails too, the
 caller gets a :class:`~streamflow.errors.TransportError`. Commands sent twice must be
-harmless: the writer chooses its entry ids (see :mod:`streamflow.sources.redis_streams`),
+harmless: the writer chooses its entry ids (see :mod:`streamflow._redis.streams`),
 so a repeated ``XADD`` is refused by Redis instead of stored twice.
 """
 

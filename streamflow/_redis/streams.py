@@ -19,8 +19,8 @@ stored twice.
 The entry id is the event id: a reader that saw ``<id>`` continues after it, on any
 machine. Readers are :func:`~streamflow.sources.redis.from_redis` and
 :mod:`streamflow.web.resume`, all through :func:`read_batches`. The client both ends
-use is :class:`~streamflow.sources.redis_link.RedisLink`; the one shared live read of
-a web app is :class:`~streamflow.sources.redis_tailer.Tailer`.
+use is :class:`~streamflow._redis.link.RedisLink`; the one shared live read of
+a web app is :class:`~streamflow.sources._redis_tailer.Tailer`.
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ from ..errors import (
     StreamTimeoutError,
     TransportError,
 )
-from .redis_link import RedisLink
+from .link import RedisLink
 
 if TYPE_CHECKING:
-    from .redis_tailer import Tailer
+    from ..sources._redis_tailer import Tailer
 
 __all__ = ["BEAT", "END", "EVENT", "START", "Entry", "RedisLink", "entry_id", "entry_key",
            "read_batches", "read_entries"]

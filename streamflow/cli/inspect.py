@@ -36,13 +36,13 @@ from ..framing import FRAMERS
 from ..message import Message
 from .bundled import bundled_help, resolve_path
 from .detect import EXIT_NOT_A_STREAM, not_a_stream
-from .summary import render, render_error, sanitize
+from .summary import escape_for_terminal, render, render_error
 from .timeline_model import DEFAULT_STALL
 
 if TYPE_CHECKING:
     from ..recording import Recording
 
-__all__ = ["InspectResult", "add_arguments", "inspect_body", "render", "run", "sanitize",
+__all__ = ["InspectResult", "add_arguments", "inspect_body", "render", "run", "escape_for_terminal",
            "to_json"]
 
 CHUNK_SIZE = 1 << 16

@@ -50,8 +50,8 @@ ENCODERS: dict[str, str] = {
     "ollama": "streamflow.dialects.ollama.encode:OllamaEncoder",
     "uni": "streamflow.dialects.uni.encode:UniEncoder",
     "uni-jsonl": "streamflow.dialects.uni.encode:UniJSONLEncoder",
-    "vercel-ui": "streamflow.dialects.vercel_ui.encode:VercelUIEncoder",
-    "ag-ui": "streamflow.dialects.ag_ui.encode:AGUIEncoder",
+    "vercel-ui": "streamflow.targets.vercel_ui.encode:VercelUIEncoder",
+    "ag-ui": "streamflow.targets.ag_ui.encode:AGUIEncoder",
 }
 
 REQUESTS: dict[str, str] = {

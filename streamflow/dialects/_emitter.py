@@ -1,10 +1,10 @@
 """The :class:`Emitter`: the one writer of UniEvents every dialect decoder goes through.
 
 It holds an :class:`~streamflow.message.Assembler` (the grammar of
-:mod:`streamflow.grammar`, and the partial message at any moment) and a
-:class:`~streamflow.budget.Budget` (the size and count limits). Its writing rules:
+:mod:`streamflow._grammar`, and the partial message at any moment) and a
+:class:`~streamflow._budget.Budget` (the size and count limits). Its writing rules:
 one item per delta event, a fragment of another kind closes the open group (the
-grammar's :data:`~streamflow.grammar.WRITER_CLOSES`), ``.done`` items built from the
+grammar's :data:`~streamflow._grammar.WRITER_CLOSES`), ``.done`` items built from the
 first fragment with the growing field replaced by everything the fragments carried,
 tool arguments parsed strictly, limits checked before anything changes.
 """
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..budget import Budget
+from .._budget import Budget
+from .._grammar import STOP, STOPPED, TRANSITIONS, WRITER_CLOSES, refusal, symbol
 from ..events import (
     ContentItem,
     FinishReason,
@@ -27,7 +28,6 @@ from ..events import (
     join_fragments,
     kind_and_value,
 )
-from ..grammar import STOP, STOPPED, TRANSITIONS, WRITER_CLOSES, refusal, symbol
 from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Assembler, Message
 from ..partial_json import parse_arguments
@@ -139,7 +139,7 @@ class Emitter:
 
     def _open(self, item: ContentItem, kind: str) -> None:
         """A fragment opening a group: close the open one when the grammar says a writer
-        does (:data:`~streamflow.grammar.WRITER_CLOSES`), refuse what the table refuses."""
+        does (:data:`~streamflow._grammar.WRITER_CLOSES`), refuse what the table refuses."""
         asm = self.assembler
         sym = symbol(kind, False, asm.open_kind)
         if (asm.state, sym) in WRITER_CLOSES:

@@ -5,7 +5,7 @@ Wire formats that number their blocks (Anthropic ``index``, Bedrock
 streams parallel ``tool_use`` blocks that way and stops them all at the end. UniEvent
 groups never interleave, so the block that started first streams live, and a block
 that starts while it is open is *held*: its fragments are kept (counted against the
-message's :class:`~streamflow.budget.Budget`, each held block against ``max_groups``)
+message's :class:`~streamflow._budget.Budget`, each held block against ``max_groups``)
 until the live block ends. Then the held blocks are written in the order they
 started, each as one group -- the fragments as they came, then its ``.done`` when
 the block ended meanwhile -- and the first one still open on the wire goes live.
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import deque
 
 from ..events import ContentItem, join_fragments, kind_and_value
-from .emitter import Emitter, merge_provider
+from ._emitter import Emitter, merge_provider
 
 __all__ = ["HeldGroups"]
 

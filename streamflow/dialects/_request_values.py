@@ -3,7 +3,7 @@
 Every refusal names the field and shows the value it got (``tool_choice must be an
 object, not 'bogus'``), so a client can tell what to change. The readers of objects,
 lists and integers (``obj``, ``obj_list``, ``opt_int``) are the dialects' checked readers
-(:mod:`streamflow.dialects.wire_values`), re-exported here.
+(:mod:`streamflow.dialects._readers`), re-exported here.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 from ..errors import ProtocolError
 from ..events import InlineDataItem, JSONDict, ThinkingItem, ToolCallItem
 from ..providers.request import ChatRequest, Part, Turn
-from .wire_values import b64_field, obj_list, shown
-from .wire_values import expect_obj as obj
-from .wire_values import opt_index as opt_int
+from ._readers import b64_field, obj_list, shown
+from ._readers import expect_obj as obj
+from ._readers import opt_index as opt_int
 
 __all__ = ["add_parts", "arguments_object", "arguments_text", "image_item", "image_data_url",
            "json_format", "need", "obj", "obj_list", "opt_float", "opt_int", "opt_str", "shown",

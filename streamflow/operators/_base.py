@@ -20,7 +20,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
 from .._scope import report_unhandled
-from ..sources.bridge import Source
+from .._source import Source
 
 __all__ = ["Handlers", "Operator", "stateful", "subscriber"]
 

@@ -1,14 +1,14 @@
-"""``normalize(dialect="auto")``: frames (or wire models) -> UniEvent delta/stop events.
+"""``decode(dialect="auto")``: frames (or wire models) -> UniEvent delta/stop events.
 
 Marble (anthropic)::
 
     frames:      --start--block_start--delta("Hi")--block_stop-----------message_stop--|
-    normalize(): ---------------------text.delta("Hi")--text.done("Hi")--stop----------|
+    decode():    ---------------------text.delta("Hi")--text.done("Hi")--stop----------|
 
-Why it starts from frames, not from :func:`decode`'s models: the dialect decoder
+Why it starts from frames, not from :func:`parse_wire`'s models: the dialect decoder
 reads each JSON payload once into plain dicts (``pydantic_core.from_json``) and maps
 it by hand, which is about 3x cheaper per event than validating a pydantic model and
-walking it. ``decode`` keeps the typed schema for applications that want it; wire
+walking it. ``parse_wire`` keeps the typed schema for applications that want it; wire
 models are accepted here too (re-serialised to JSON) so both compose.
 
 A thin wrapper over :class:`streamflow.StreamDecoder` (its ``feed_frames``), so it
@@ -31,10 +31,10 @@ from ..limits import Limits
 from ._base import Handlers, Operator, stateful
 from .pipeline import decoder_handlers
 
-__all__ = ["normalize"]
+__all__ = ["decode"]
 
 
-def normalize(dialect: str = "auto", *, framing: str = "sse", limits: Limits | None = None,
+def decode(dialect: str = "auto", *, framing: str = "sse", limits: Limits | None = None,
               **options: Any) -> Operator[Any, UniEvent]:
     """An operator from frames (or wire models) to UniEvents; ``options`` go to the decoder."""
     StreamDecoder(dialect, framing=framing, limits=limits, **options)  # fail fast on bad names

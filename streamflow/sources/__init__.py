@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
 from .._scope import NoScopeError, Scope, current_scope, scope
-from .bridge import Source
+from .._source import Source
 from .file import framing_for_path, from_file
 from .iterables import (
     AsyncIterableSource,
@@ -24,8 +24,8 @@ from .iterables import (
 from .redis import RedisSource, from_redis
 
 if TYPE_CHECKING:  # loaded lazily at run time (see __getattr__)
+    from ._http_errors import status_error, transport_error
     from .http import AsyncHTTPSource, from_httpx
-    from .http_errors import status_error, transport_error
     from .replay import ReplaySource
 
 __all__ = [

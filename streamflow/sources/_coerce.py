@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from reactivex import Observable
 
-from .bridge import ChunkStream, Source
+from .._source import ChunkStream, Source
 from .iterables import SyncSource, from_async_iterable, from_bytes, from_iterable
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ class ResponseSource(Source):
 
     def map_error(self, exc: Exception) -> Exception:
         """httpx exceptions -> ``TransportError`` / ``StreamTimeoutError``."""
-        from .http_errors import transport_error
+        from ._http_errors import transport_error
         return transport_error(exc)
 
     def open(self) -> ChunkStream:
@@ -85,7 +85,7 @@ class ResponseSource(Source):
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[AsyncIterator[bytes]]:
-        from .http_errors import MAX_ERROR_BODY, status_error
+        from ._http_errors import MAX_ERROR_BODY, status_error
         response = self.response
         try:
             if not response.is_success:
@@ -103,7 +103,7 @@ class ResponseSource(Source):
 
 
 def _sync_response(response: httpx.Response) -> SyncSource:
-    from .http_errors import MAX_ERROR_BODY, status_error, transport_error
+    from ._http_errors import MAX_ERROR_BODY, status_error, transport_error
 
     @contextmanager
     def opener() -> Iterator[Iterable[bytes]]:

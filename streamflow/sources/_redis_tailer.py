@@ -2,7 +2,7 @@
 
 A web app serving many live answers would otherwise hold one blocked connection per
 reader. :class:`~streamflow.web.resume.ResumableStreams` runs one Tailer per app;
-:func:`~streamflow.sources.redis_streams.read_batches` takes it as ``tailer=`` and
+:func:`~streamflow._redis.streams.read_batches` takes it as ``tailer=`` and
 checks the order of what it hands out like any other read.
 """
 
@@ -16,9 +16,9 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
+from .._redis.link import RedisLink
+from .._redis.streams import BATCH, END, Entry, entry_key, parse_entry, still_there, until_end
 from ..errors import StreamflowError, StreamTimeoutError
-from .redis_link import RedisLink
-from .redis_streams import BATCH, END, Entry, entry_key, parse_entry, still_there, until_end
 
 __all__ = ["Tailer"]
 

@@ -32,8 +32,8 @@ from ..events import UniEvent
 from ..limits import Limits
 from ..message import Message
 from ..runtime import Run
-from .channel import Channel
-from .views import Blocks, BlockStream, TextStream
+from ._channel import Channel
+from ._views import Blocks, BlockStream, TextStream
 
 __all__ = ["BlockStream", "Stream", "stream"]
 

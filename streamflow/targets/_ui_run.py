@@ -24,10 +24,10 @@ import base64
 from collections.abc import Sequence
 from typing import Any
 
+from ..dialects.encoder import Encoder
 from ..errors import StreamflowError, ToolCallArgumentParseError
 from ..events import ContentItem, JSONDict, ToolCallItem, UniEvent, Usage, usage_to_dict
 from ..tools import ToolResult
-from .encoder import Encoder
 
 __all__ = ["UIRunEncoder", "b64", "error_text", "partial_arguments", "streamflow_metadata",
            "total_usage", "turn_summary"]

@@ -18,12 +18,12 @@ from typing import Any
 
 from ..agent import Agent
 from ..dialects.encoder import BodyWriter
-from ..dialects.ui_run import UIRunEncoder
 from ..errors import StreamflowError
 from ..events import JSONDict, UniEvent
 from ..limits import Limits
 from ..runtime import run
 from ..sinks.base import AsyncSink
+from ..targets._ui_run import UIRunEncoder
 from ..tools import ToolResult
 from .outbox import Outbox
 

@@ -43,12 +43,12 @@ from anyio.abc import TaskGroup
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from .._redis.link import RedisLink
 from ..errors import SinkError, StreamflowError
 from ..limits import Limits
 from ..runtime import run
 from ..sinks.redis import RedisStreamSink
-from ..sources.redis_link import RedisLink
-from ..sources.redis_tailer import Tailer
+from ..sources._redis_tailer import Tailer
 from .resume_access import (
     PROTOCOLS,
     TOKEN_HEADER,

@@ -16,7 +16,7 @@ from streamflow.errors import ProviderError
 from streamflow.faults.profiles import profile_for
 from streamflow.framing import make_framer
 from streamflow.sinks.semconv import provider_name
-from streamflow.sources.http_errors import status_error
+from streamflow.sources._http_errors import status_error
 
 BODIES = fault_bodies()
 

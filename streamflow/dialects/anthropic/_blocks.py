@@ -3,7 +3,7 @@
 Text, thinking, tool and redacted blocks become UniEvent groups written to the
 :class:`~streamflow.dialects.base.Emitter`, one block at a time: a block that starts
 while another streams is held and written after it
-(:class:`~streamflow.dialects.held_groups.HeldGroups`); any other block
+(:class:`~streamflow.dialects._held_groups.HeldGroups`); any other block
 (server tools, tool results, unknown types) is kept whole in the message
 ``provider["extra_blocks"]``. Unknown delta types ride on an empty fragment of their
 block. The mapping rules are in :mod:`streamflow.dialects.anthropic.decode`.
@@ -26,9 +26,9 @@ from ...events import (
     ToolCallItem,
 )
 from ...limits import Limits
+from .._held_groups import HeldGroups
+from .._readers import expect_str
 from ..base import Emitter
-from ..held_groups import HeldGroups
-from ..wire_values import expect_str
 
 __all__ = ["BlockMapper"]
 

@@ -39,8 +39,7 @@ from ...providers.request import (
     Turn,
     budget_of,
 )
-from ..request_base import RequestFormat
-from ..request_values import (
+from .._request_values import (
     arguments_object,
     need,
     obj,
@@ -53,6 +52,7 @@ from ..request_values import (
     stop_list,
     text_of,
 )
+from ..request_base import RequestFormat
 from .reply import error_body, message_body
 
 __all__ = ["API_VERSION", "DEFAULT_MAX_TOKENS", "REQUEST", "block", "build", "parse"]

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, Tag, TypeAdapter
 
-from ..wire_base import WireModel, frame_data, sse_json, text_of, type_discriminator
+from .._wire_base import WireModel, frame_data, sse_json, text_of, type_discriminator
 
 
 class WireUsage(WireModel):

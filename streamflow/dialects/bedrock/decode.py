@@ -18,7 +18,7 @@ the ``:event-type`` header names each event and the payload is JSON.
   carries is random padding and is the one thing not kept.
 * Blocks may overlap (``contentBlockIndex`` says which one a delta belongs to); UniEvent
   groups never do: a block that starts while another is open is held and written as
-  its own group when that one stops (:mod:`streamflow.dialects.held_groups`); blocks
+  its own group when that one stops (:mod:`streamflow.dialects._held_groups`); blocks
   still open at ``messageStop`` are closed there, in their order.
 * ``messageStop.stopReason``: ``end_turn``/``stop_sequence`` -> ``stop``,
   ``max_tokens``/``model_context_window_exceeded`` -> ``length``, ``tool_use`` ->
@@ -58,9 +58,9 @@ from ...events import (
 )
 from ...framing.eventstream import EventStreamMessage
 from ...message import Message
+from .._held_groups import HeldGroups
+from .._readers import b64_field, expect_index, expect_obj, expect_str, opt_obj, token_count
 from ..base import Decoder, load_json
-from ..held_groups import HeldGroups
-from ..wire_values import b64_field, expect_index, expect_obj, expect_str, opt_obj, token_count
 from . import wire
 from .wire import parse_event
 

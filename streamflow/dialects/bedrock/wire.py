@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from ...framing.eventstream import EventStreamMessage, encode_message
-from ..wire_base import WireModel, text_of
+from .._wire_base import WireModel, text_of
 
 __all__ = ["WIRE_EVENTS", "WireModel", "parse_event"]
 

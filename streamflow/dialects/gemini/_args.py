@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 from ...errors import ProtocolError
-from ..wire_values import expect_str
+from .._readers import expect_str
 
 __all__ = ["ArgsWriter", "parse_json_path"]
 

@@ -2,7 +2,7 @@
 
 A whole call is one ``tool_call`` group; a streamed one (``partialArgs`` +
 ``willContinue``) becomes JSON text fragments written by
-:class:`~streamflow.dialects.gemini.args.ArgsWriter`, while other parts of its
+:class:`~streamflow.dialects.gemini._args.ArgsWriter`, while other parts of its
 candidate are held until it ends (the mapping is described in
 :mod:`streamflow.dialects.gemini.decode`). Parts that map onto no item are kept whole.
 """
@@ -13,10 +13,10 @@ import json
 
 from ...errors import ProtocolError
 from ...events import JSONDict, ToolCallItem
+from .._readers import expect_str
 from ..base import Emitter
-from ..wire_values import expect_str
-from .args import ArgsWriter
-from .candidate import Candidate
+from ._args import ArgsWriter
+from ._candidate import Candidate
 
 __all__ = ["CallsMixin"]
 

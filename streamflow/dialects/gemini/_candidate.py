@@ -11,7 +11,7 @@ from ...errors import LimitExceededError
 from ...events import ContentItem, JSONDict
 from ...limits import Limits
 from ..base import Emitter
-from .args import ArgsWriter
+from ._args import ArgsWriter
 
 __all__ = ["Candidate"]
 

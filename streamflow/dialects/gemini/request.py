@@ -28,8 +28,8 @@ from ...events import (
     ToolCallItem,
 )
 from ...providers.request import ChatRequest, Part, ToolResultPart, budget_of
+from .._request_values import arguments_object
 from ..request_base import ErrorInfo, RequestFormat
-from ..request_values import arguments_object
 
 __all__ = ["REQUEST", "build", "error_body"]
 

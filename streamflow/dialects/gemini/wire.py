@@ -14,8 +14,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 from pydantic.alias_generators import to_camel
 
-from ..wire_base import WireModel as BaseWireModel
-from ..wire_base import frame_data, sse_json, text_of
+from .._wire_base import WireModel as BaseWireModel
+from .._wire_base import frame_data, sse_json, text_of
 
 __all__ = ["WIRE_EVENT", "ErrorResponse", "GenerateContentResponse", "Part", "parse_event"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ...events import InlineThinkingItem, JSONDict, TextItem, ThinkingItem, ToolCallItem
 from ...providers.request import Part
-from ..request_values import arguments_text
+from .._request_values import arguments_text
 
 __all__ = ["assistant_message", "reasoning_items"]
 

@@ -39,8 +39,8 @@ from ...errors import ProtocolError
 from ...events import JSONDict, ToolCallItem
 from ...message import append_packed
 from ...partial_json import ObjectEnd
+from .._readers import expect_str, wrong
 from ..base import Emitter, merge_provider
-from ..wire_values import expect_str, wrong
 
 __all__ = ["ObjectEnd", "ToolCalls"]
 

@@ -5,7 +5,7 @@
 :mod:`streamflow.dialects.openai_chat.decode`). Choice 0 writes to the decoder's
 emitter live; the other choices write to emitters of their own that the decoder
 replays before the stop event. The reasoning details, the audio and the group
-boundaries that flush them are in :mod:`streamflow.dialects.openai_chat.tails`.
+boundaries that flush them are in :mod:`streamflow.dialects.openai_chat._tails`.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ...events import ContentItem, InlineDataItem, JSONDict, TextItem, ThinkingItem
+from .._readers import expect_list, expect_str, wrong
 from ..base import Emitter, merge_provider
-from ..wire_values import expect_list, expect_str, wrong
-from .calls import ToolCalls
-from .parts import AudioState, DetailMerger, artifact_item, image_item
-from .tails import TailsMixin
+from ._calls import ToolCalls
+from ._parts import AudioState, DetailMerger, artifact_item, image_item
+from ._tails import TailsMixin
 
 __all__ = ["ChoiceMapper"]
 

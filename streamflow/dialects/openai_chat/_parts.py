@@ -2,7 +2,7 @@
 
 Base64 and ``data:`` URLs (audio chunks, images, artifacts), the merging of
 ``reasoning_details`` fragments, and the state of a streaming audio item. Used by
-:mod:`streamflow.dialects.openai_chat.choice`; every malformed value is a
+:mod:`streamflow.dialects.openai_chat._choice`; every malformed value is a
 :class:`ProtocolError`.
 """
 
@@ -13,8 +13,8 @@ from urllib.parse import unquote_to_bytes
 
 from ...errors import ProtocolError
 from ...events import InlineDataItem, JSONDict
+from .._readers import b64_field, expect_str, wrong
 from ..base import merge_provider
-from ..wire_values import b64_field, expect_str, wrong
 
 __all__ = ["AUDIO_MIME", "AudioState", "DetailMerger", "artifact_item", "image_item",
            "parse_data_url"]

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from ...events import InlineDataItem, InlineThinkingItem, JSONDict
+from .._readers import b64_field, expect_list, expect_str, hashable, wrong
 from ..base import Emitter, merge_provider
-from ..wire_values import b64_field, expect_list, expect_str, hashable, wrong
-from .calls import ToolCalls
-from .parts import AUDIO_MIME, AudioState, DetailMerger
+from ._calls import ToolCalls
+from ._parts import AUDIO_MIME, AudioState, DetailMerger
 
 __all__ = ["TailsMixin"]
 

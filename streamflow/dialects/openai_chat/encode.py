@@ -16,7 +16,7 @@
   sends them).
 * ``inline_thinking`` -> one ``reasoning.encrypted`` entry (``fidelity`` + ``data``);
   ``inline_data`` -> ``delta.audio`` for ``audio/*``, else a ``delta.images`` data URL
-  (:mod:`~streamflow.dialects.openai_chat.media_out`).
+  (:mod:`~streamflow.dialects.openai_chat._media_out`).
 * Items tagged ``provider["choice_index"]`` go to that choice (``n > 1``).
 * Stop: a finish chunk per choice, then the usage chunk (``choices: []``) carrying
   the message-level provider fields (``system_fingerprint``, ``created``...), then
@@ -41,10 +41,10 @@ from ...events import (
     UniEvent,
     Usage,
 )
+from .._frames_out import json_bytes, sse, sse_data
 from ..encoder import Encoder, error_fields, native_reason, new_id, slot_index, unix_seconds
-from ..frames_out import json_bytes, sse, sse_data
+from ._media_out import media_delta
 from .decode import FINISH_REASONS, openai_usage
-from .media_out import media_delta
 
 __all__ = ["OpenAIChatEncoder", "openai_usage_json"]
 

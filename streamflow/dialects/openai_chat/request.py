@@ -40,8 +40,7 @@ from ...providers.request import (
     Turn,
     effort_of,
 )
-from ..request_base import RequestFormat
-from ..request_values import (
+from .._request_values import (
     add_parts,
     arguments_object,
     image_data_url,
@@ -57,7 +56,8 @@ from ..request_values import (
     stop_list,
     text_of,
 )
-from .assistant import assistant_message, reasoning_items
+from ..request_base import RequestFormat
+from ._assistant import assistant_message, reasoning_items
 from .reply import error_body, message_body
 
 __all__ = ["REQUEST", "assistant_message", "build", "is_official", "parse",

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, Tag, TypeAdapter
 
-from ..wire_base import WireModel, sse_json, text_of, type_discriminator
+from .._wire_base import WireModel, sse_json, text_of, type_discriminator
 
 __all__ = ["WIRE_CHUNK", "ChatCompletionChunk", "DoneMarker", "parse_event"]
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from ...errors import ProtocolError
 from ...events import InlineDataItem, InlineThinkingItem, JSONDict, ToolCallItem
+from .._readers import b64_field, expect_obj, expect_str
 from ..base import Emitter
-from ..wire_values import b64_field, expect_obj, expect_str
 
 __all__ = ["ItemMapper", "OutputItem", "esc"]
 

@@ -23,8 +23,8 @@ from ...events import (
     ThinkingItem,
     ToolCallItem,
 )
+from .._frames_out import event_head, is_token, json_bytes, sse
 from ..encoder import new_id
-from ..frames_out import event_head, is_token, json_bytes, sse
 
 __all__ = ["OutputWriter"]
 

@@ -42,9 +42,7 @@ from ...providers.request import (
     Turn,
     effort_of,
 )
-from ..openai_chat.reply import error_body
-from ..request_base import RequestFormat
-from ..request_values import (
+from .._request_values import (
     add_parts,
     arguments_object,
     arguments_text,
@@ -60,6 +58,8 @@ from ..request_values import (
     shown,
     text_of,
 )
+from ..openai_chat.reply import error_body
+from ..request_base import RequestFormat
 from .reply import message_body
 
 __all__ = ["REQUEST", "build", "parse"]

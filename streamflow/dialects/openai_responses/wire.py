@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Tag, TypeAdapter
 
-from ..wire_base import WireModel, frame_data, sse_json
+from .._wire_base import WireModel, frame_data, sse_json
 
 __all__ = ["WIRE_EVENT", "UnknownEvent", "WireResponse", "WireUsage", "parse_event"]
 

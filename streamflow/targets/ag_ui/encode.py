@@ -17,7 +17,7 @@ turn's ``TOOL_CALL_RESULT`` events after it, then ``RUN_FINISHED`` (or
 The thinking signature (``fidelity["signature"]``, or the whole fidelity object as
 JSON) is the encrypted value. ``RUN_FINISHED.usage`` has one ``TokenUsage`` per
 turn; model, finish reason, cost and the provider extras are its
-``metadata["streamflow"]`` (:meth:`~streamflow.dialects.ui_run.UIRunEncoder.summary`).
+``metadata["streamflow"]`` (:meth:`~streamflow.targets._ui_run.UIRunEncoder.summary`).
 Empty deltas are not sent.
 """
 
@@ -50,6 +50,8 @@ from ag_ui.core import (
 )
 from pydantic_core import to_json
 
+from ...dialects._frames_out import sse
+from ...dialects.encoder import new_id
 from ...errors import StreamflowError
 from ...events import (
     ContentItem,
@@ -60,9 +62,7 @@ from ...events import (
     ToolCallItem,
 )
 from ...tools import ToolResult
-from ..encoder import new_id
-from ..frames_out import sse
-from ..ui_run import UIRunEncoder, b64, error_text, streamflow_metadata
+from .._ui_run import UIRunEncoder, b64, error_text, streamflow_metadata
 
 __all__ = ["AGUIEncoder", "token_usage"]
 

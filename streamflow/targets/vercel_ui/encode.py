@@ -17,7 +17,7 @@ Fidelity (thinking signatures) and provider extras of an item travel as
 ``providerMetadata: {"streamflow": {"fidelity": ..., "provider": ...}}`` on the
 closing chunk. The usage, model and finish reason of every turn are the message
 metadata: ``message-metadata`` after each step, and on ``finish``
-(:meth:`~streamflow.dialects.ui_run.UIRunEncoder.summary`). Only fields every v5
+(:meth:`~streamflow.targets._ui_run.UIRunEncoder.summary`). Only fields every v5
 client knows are sent (no ``finishReason`` on ``finish``: it came late in v5).
 """
 
@@ -25,12 +25,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...dialects._frames_out import sse as chunk
+from ...dialects._frames_out import sse_data
 from ...errors import StreamflowError
 from ...events import ContentItem, InlineDataItem, JSONDict, ToolCallItem
 from ...tools import ToolResult
-from ..frames_out import sse as chunk
-from ..frames_out import sse_data
-from ..ui_run import UIRunEncoder, b64, error_text, partial_arguments, streamflow_metadata
+from .._ui_run import UIRunEncoder, b64, error_text, partial_arguments, streamflow_metadata
 
 __all__ = ["HEADERS", "VercelUIEncoder"]
 

@@ -52,6 +52,7 @@ from .runtime import run
 from .sinks.tools import ResultCallback, ToolDispatcher, ToolDispatchSink
 from .sources import Source, from_httpx
 from .tools import ToolRegistry, ToolResult
+from .types import SinkLike
 
 __all__ = ["Agent", "AgentResult", "SendFn", "Turn", "http_sender", "total_usage",
            "wants_tools", "without_tool_calls"]
@@ -133,7 +134,7 @@ class Agent:
     """
 
     def __init__(self, provider: Provider, tools: ToolRegistry, send: SendFn, *,
-                 sinks: Iterable[Any] = (), max_turns: int = 8, eager: bool = False,
+                 sinks: Iterable[SinkLike] = (), max_turns: int = 8, eager: bool = False,
                  timeout: float | None = 30.0, max_concurrency: int = 8,
                  on_request: Callable[[int, HTTPRequest], Any] | None = None,
                  on_results: Callable[[list[ToolResult]], Any] | None = None,

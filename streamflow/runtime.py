@@ -50,6 +50,7 @@ from .operators.from_async import from_async
 from .operators.pipeline import DecodedObservable, decoder_handlers
 from .sinks.base import AsyncSink
 from .sources._coerce import as_source
+from .types import SinkLike, SourceLike
 
 __all__ = ["Run", "run", "run_sync"]
 
@@ -213,7 +214,7 @@ def as_operator(transform: Any) -> Any:
     return transform
 
 
-async def run(source: Any, *sinks: Any, dialect: str = "auto",
+async def run(source: SourceLike, *sinks: SinkLike, dialect: str = "auto",
               framing: str | None = None, limits: Limits | None = None,
               transforms: Sequence[Any] = (), **options: Any) -> Message:
     """Subscribe once to ``source``, feed every sink, return the assembled message.
@@ -243,7 +244,7 @@ async def run(source: Any, *sinks: Any, dialect: str = "auto",
                      options=options, transforms=transforms).complete()
 
 
-def run_sync(source: Any, *sinks: Any, dialect: str = "auto",
+def run_sync(source: SourceLike, *sinks: SinkLike, dialect: str = "auto",
              framing: str | None = None, limits: Limits | None = None,
              **options: Any) -> Message:
     """:func:`run` without an event loop, for synchronous sources and sync sinks.

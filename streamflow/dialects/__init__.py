@@ -5,7 +5,7 @@ modules are imported on first use. The order is the order ``dialect="auto"`` ask
 each decoder's ``sniff`` about the first frame, most specific first. ``ENCODERS``
 maps a target name to its :class:`Encoder` (``encode.py`` beside ``decode.py``);
 ``vercel-ui`` and ``ag-ui`` are write-only targets. ``REQUESTS`` maps a dialect with
-a request side to the :class:`~streamflow.dialects.request_base.RequestFormat` its
+a request side to the :class:`~streamflow.dialects.request_base.RequestSide` its
 ``request.py`` declares (parser, builder, endpoints, credentials, error envelope);
 providers, the gateway (one client route per format with a ``client_path``), the
 CLI and redaction (:func:`credential_headers`) read them from here.
@@ -21,7 +21,7 @@ from .base import Decoder
 from .encoder import Encoder
 
 if TYPE_CHECKING:
-    from .request_base import RequestFormat
+    from .request_base import RequestSide
 
 __all__ = ["DIALECTS", "ENCODERS", "REQUESTS", "Decoder", "Encoder", "credential_headers",
            "detect_dialect", "dialect_names", "encoder_names", "get_dialect", "get_encoder",
@@ -106,9 +106,9 @@ def request_names() -> list[str]:
     return list(REQUESTS)
 
 
-def get_request(name: str) -> RequestFormat:
+def get_request(name: str) -> RequestSide:
     """The request side of dialect ``name``; ``ValueError`` for one without."""
-    found: RequestFormat = _load(REQUESTS, "request format", name)
+    found: RequestSide = _load(REQUESTS, "request format", name)
     return found
 
 

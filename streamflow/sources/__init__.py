@@ -54,8 +54,8 @@ _LAZY = {  # the httpx-based names load on first use
     "AsyncHTTPSource": ".http",
     "from_httpx": ".http",
     "ReplaySource": ".replay",
-    "status_error": ".http_errors",
-    "transport_error": ".http_errors",
+    "status_error": "._http_errors",
+    "transport_error": "._http_errors",
 }
 
 

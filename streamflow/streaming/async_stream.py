@@ -20,7 +20,7 @@ error is raised by the iteration after every event before it; a failed sink give
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any
@@ -32,6 +32,7 @@ from ..events import UniEvent
 from ..limits import Limits
 from ..message import Message
 from ..runtime import Run
+from ..types import SinkLike, SourceLike
 from ._channel import Channel
 from ._views import Blocks, BlockStream, TextStream
 
@@ -140,8 +141,9 @@ class Stream:
         return await self._settle()
 
 
-def stream(source: Any, *, dialect: str = "auto", sinks: Any = (), framing: str | None = None,
-           limits: Limits | None = None, buffer: int = 256, transforms: Sequence[Any] = (),
+def stream(source: SourceLike, *, dialect: str = "auto", sinks: Iterable[SinkLike] = (),
+           framing: str | None = None, limits: Limits | None = None, buffer: int = 256,
+           transforms: Sequence[Any] = (),
            **options: Any) -> Stream:
     """A :class:`Stream` over ``source``, to use as ``async with stream(...) as s``.
 

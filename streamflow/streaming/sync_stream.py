@@ -33,6 +33,7 @@ from ..message import Message
 from ..runtime import Run
 from ..sinks.base import AsyncSink
 from ..sources.iterables import SyncSource
+from ..types import SinkLike, SourceLike
 
 __all__ = ["SyncBlockStream", "SyncStream", "stream_sync"]
 
@@ -242,7 +243,7 @@ class _Collect:
         """Nothing."""
 
 
-def stream_sync(source: Any, *, dialect: str = "auto", sinks: Any = (),
+def stream_sync(source: SourceLike, *, dialect: str = "auto", sinks: Iterable[SinkLike] = (),
                 framing: str | None = None, limits: Limits | None = None,
                 **options: Any) -> SyncStream:
     """A :class:`SyncStream` over a sync ``source``, to use as ``with stream_sync(...) as s``.

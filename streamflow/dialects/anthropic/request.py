@@ -52,7 +52,7 @@ from .._request_values import (
     stop_list,
     text_of,
 )
-from ..request_base import RequestFormat
+from ..request_base import RequestSide
 from .reply import error_body, message_body
 
 __all__ = ["API_VERSION", "DEFAULT_MAX_TOKENS", "REQUEST", "block", "build", "parse"]
@@ -268,7 +268,7 @@ def block(part: object) -> JSONDict | None:
     return None
 
 
-REQUEST = RequestFormat(
+REQUEST = RequestSide(
     name="anthropic", build=build, parse=parse, path="/v1/messages", client_path="/v1/messages",
     credential="x-api-key", bearer=False, headers={"anthropic-version": API_VERSION},
     error_body=error_body, reply=message_body,

@@ -29,7 +29,7 @@ from ...events import (
 )
 from ...providers.request import ChatRequest, Part, ToolResultPart, budget_of
 from .._request_values import arguments_object
-from ..request_base import ErrorInfo, RequestFormat
+from ..request_base import ErrorInfo, RequestSide
 
 __all__ = ["REQUEST", "build", "error_body"]
 
@@ -140,7 +140,7 @@ def error_body(info: ErrorInfo) -> JSONDict:
                       else _STATUSES.get(info.status, "UNKNOWN")}}
 
 
-REQUEST = RequestFormat(
+REQUEST = RequestSide(
     name="gemini", build=build, path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
     credential="x-goog-api-key", bearer=False, error_body=error_body,
     takes=frozenset({"max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice",

@@ -56,7 +56,7 @@ from .._request_values import (
     stop_list,
     text_of,
 )
-from ..request_base import RequestFormat
+from ..request_base import RequestSide
 from ._assistant import assistant_message, reasoning_items
 from .reply import error_body, message_body
 
@@ -275,7 +275,7 @@ def _messages(turn: Turn) -> list[JSONDict]:
 
 
 
-REQUEST = RequestFormat(
+REQUEST = RequestSide(
     name="openai-chat", build=build, parse=parse, path="/chat/completions",
     client_path="/v1/chat/completions", credential="authorization", bearer=True,
     error_body=error_body, reply=message_body, tune=_tune,

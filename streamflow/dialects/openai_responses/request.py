@@ -16,7 +16,7 @@ summaries' ``provider["item_id"]``; reasoning with neither came from another
 provider and is left out). When reasoning is asked for, ``include`` asks for the
 encrypted content so a later turn can send it back. The format has no stop
 sequences (``takes`` says so: a request asking for them is refused, see
-:meth:`~streamflow.dialects.request_base.RequestFormat.unsupported`).
+:meth:`~streamflow.dialects.request_base.RequestSide.unsupported`).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ from .._request_values import (
     text_of,
 )
 from ..openai_chat.reply import error_body
-from ..request_base import RequestFormat
+from ..request_base import RequestSide
 from .reply import message_body
 
 __all__ = ["REQUEST", "build", "parse"]
@@ -285,7 +285,7 @@ def _reasoning_item(summaries: list[ThinkingItem],
     return [item]
 
 
-REQUEST = RequestFormat(
+REQUEST = RequestSide(
     name="openai-responses", build=build, parse=parse, path="/responses",
     client_path="/v1/responses", credential="authorization", bearer=True,
     error_body=error_body, reply=message_body,

@@ -9,8 +9,6 @@ from __future__ import annotations
 from .errors import LimitExceededError
 from .limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["Budget"]
-
 
 class Budget:
     """The size and count limits of one message, counted in one place.

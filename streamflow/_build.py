@@ -27,8 +27,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["COMPILED_MODULES", "MANIFEST", "describe", "guard", "is_compiled", "source_digest"]
-
 COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.events",
     "streamflow._grammar",

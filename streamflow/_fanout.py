@@ -25,8 +25,6 @@ from .message import Assembler, Message
 from .outcome import StreamFailure, StreamRestart
 from .sinks.base import AsyncSink, AsyncSinkFeeder, SinkError
 
-__all__ = ["FanOut", "not_an_event"]
-
 
 class _Callable:
     """A plain callable used as a sink: ``on_next`` only."""

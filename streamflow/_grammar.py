@@ -28,10 +28,6 @@ from typing import Final
 
 from .errors import ProtocolError
 
-__all__ = ["DELTA", "DELTA_WITH_ENDING", "DONE", "GROWS", "IDLE", "OPEN", "OTHER", "OTHER_DONE",
-           "STOP", "STOPPED", "STOP_WITHOUT_ENDING", "TRANSITIONS", "WRITER_CLOSES",
-           "items_refusal", "refusal", "step", "symbol"]
-
 IDLE: Final = "idle"
 OPEN: Final = "open"
 STOPPED: Final = "stopped"

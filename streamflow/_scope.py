@@ -39,11 +39,8 @@ from anyio.abc import TaskGroup
 from reactivex import abc
 from reactivex.disposable import Disposable
 
-from .errors import NoScopeError, StreamflowError, StreamTimeoutError
+from .errors import StreamflowError, StreamTimeoutError
 from .limits import Limits
-
-__all__ = ["ChunkReader", "ChunkStream", "NoScopeError", "Scope", "current_scope", "pump",
-           "report_unhandled", "scope"]
 
 ChunkStream = AbstractAsyncContextManager[AsyncIterator[bytes]]
 _SCOPE: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("streamflow._scope",

@@ -19,8 +19,6 @@ from ._scope import ChunkStream, Scope, current_scope, pump
 from .errors import NoScopeError
 from .limits import Limits
 
-__all__ = ["ChunkStream", "Source"]
-
 
 class Source(Observable[bytes]):
     """A cold observable of body chunks: one subscription = one read of the body.

@@ -24,8 +24,6 @@ import anyio.to_thread
 
 from ..errors import ProtocolError, StreamflowError, TransportError
 
-__all__ = ["RETRIES", "RedisLink", "transport_error"]
-
 MAX_CONNECTIONS = 10_000  # one per blocked reader: a pool must not cap live streams
 THREADS = 256  # trio: worker threads of one RedisLink for its blocking redis calls
 RETRIES = 1  # a command is sent at most this many more times after a connection error

@@ -42,8 +42,6 @@ from .link import RedisLink
 if TYPE_CHECKING:
     from ..sources._redis_tailer import Tailer
 
-__all__ = ["BEAT", "END", "EVENT", "START", "Entry", "RedisLink", "entry_id", "entry_key",
-           "read_batches", "read_entries"]
 
 START, EVENT, BEAT, END = "start", "event", "beat", "end"
 DEFAULT_HEARTBEAT = 2.0

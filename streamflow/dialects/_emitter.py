@@ -33,8 +33,6 @@ from ..message import Assembler, Message
 from ..partial_json import parse_arguments
 from ..urls import flag_provider
 
-__all__ = ["Emitter", "merge_provider"]
-
 
 def merge_provider(into: JSONDict | None, more: JSONDict | None) -> JSONDict | None:
     """Merge provider slots of a group's fragments: lists concatenate, other values replace."""

@@ -29,9 +29,6 @@ from typing import Any, Final
 
 from pydantic_core import PydanticSerializationError, to_json
 
-__all__ = ["event_head", "field_line", "is_token", "json_bytes", "json_line", "sse",
-           "sse_data", "text_bytes"]
-
 _TOKEN: Final = re.compile(r"[A-Za-z0-9_.:/-]{1,200}")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _BREAKS: Final = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"),

@@ -19,8 +19,6 @@ from collections import deque
 from ..events import ContentItem, join_fragments, kind_and_value
 from ._emitter import Emitter, merge_provider
 
-__all__ = ["HeldGroups"]
-
 
 class _Held:
     """One held block: its fragments so far, and whether it ended on the wire."""

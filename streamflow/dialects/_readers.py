@@ -34,10 +34,6 @@ from typing import Any
 
 from ..errors import ProtocolError
 
-__all__ = ["b64_field", "error_code", "error_text", "expect_index", "expect_list", "expect_obj",
-           "expect_str", "hashable", "obj_list", "opt_index", "opt_list", "opt_obj",
-           "shown", "token_count", "wrong"]
-
 _SCALARS = (str, int, float, bool)
 
 

@@ -16,13 +16,9 @@ from typing import Any
 from ..errors import ProtocolError
 from ..events import InlineDataItem, JSONDict, ThinkingItem, ToolCallItem
 from ..providers.request import ChatRequest, Part, Turn
-from ._readers import b64_field, obj_list, shown
+from ._readers import b64_field, obj_list, shown  # noqa: F401 (obj_list: for request.py)
 from ._readers import expect_obj as obj
-from ._readers import opt_index as opt_int
-
-__all__ = ["add_parts", "arguments_object", "arguments_text", "image_item", "image_data_url",
-           "json_format", "need", "obj", "obj_list", "opt_float", "opt_int", "opt_str", "shown",
-           "signature_of", "stop_list", "text_of"]
+from ._readers import opt_index as opt_int  # noqa: F401 (for request.py)
 
 
 def need(body: Mapping[str, Any], key: str, what: str) -> Any:

@@ -12,8 +12,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator
 
-__all__ = ["WireModel", "frame_data", "json_line", "sse_json", "text_of", "type_discriminator"]
-
 
 class WireModel(BaseModel):
     """Base of the wire models: extra fields are kept, not rejected."""

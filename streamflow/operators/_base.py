@@ -22,8 +22,6 @@ from reactivex.disposable import Disposable, SingleAssignmentDisposable
 from .._scope import report_unhandled
 from .._source import Source
 
-__all__ = ["Handlers", "Operator", "stateful", "subscriber"]
-
 A = TypeVar("A")
 B = TypeVar("B")
 Operator = Callable[[Observable[A]], Observable[B]]

@@ -29,7 +29,6 @@ try:
 except ImportError:  # Windows: no terminal modes to set
     termios = None  # type: ignore[assignment]
 
-__all__ = ["LiveScreen", "QuietInterrupt"]
 
 
 class QuietInterrupt:

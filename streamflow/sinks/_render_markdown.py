@@ -25,8 +25,6 @@ from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markdown import Markdown
 from rich.segment import Segment
 
-__all__ = ["BlockSplitter", "BottomLines", "LineBreakMarkdown"]
-
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
 

@@ -18,9 +18,6 @@ from ..events import ContentItem
 from .sanitize import sanitize
 from .stats import StreamStats
 
-__all__ = ["THINKING_STYLE", "error_line", "fit_line", "format_footer", "note_width", "other_line",
-           "tool_line"]
-
 THINKING_STYLE = "dim italic"
 PREVIEW_CHARS = 400
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from rich.console import Console
 
-__all__ = ["PlainWriter"]
-
 
 class PlainWriter:
     """Writes answer text to ``console.file``, tracking line ends and stream gaps."""

@@ -14,8 +14,6 @@ from typing import Protocol
 
 from ..tools import ToolResult
 
-__all__ = ["RESULT_PREVIEW", "result_line", "show_result"]
-
 RESULT_PREVIEW = 110
 
 

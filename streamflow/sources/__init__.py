@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
-from .._scope import NoScopeError, Scope, current_scope, scope
+from .._scope import Scope, current_scope, scope
 from .._source import Source
+from ..errors import NoScopeError
 from .file import framing_for_path, from_file
 from .iterables import (
     AsyncIterableSource,

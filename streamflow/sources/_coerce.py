@@ -30,7 +30,6 @@ from .iterables import SyncSource, from_async_iterable, from_bytes, from_iterabl
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["ACCEPTED", "ResponseSource", "as_source", "response_source"]
 
 ACCEPTED = ("a streamflow source (from_httpx(...), from_bytes(...), ReplaySource(...)) or any "
             "Observable, bytes, an (async) iterable of bytes chunks, or an httpx.Response "

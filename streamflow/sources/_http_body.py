@@ -14,8 +14,6 @@ import httpx
 
 from ..framing.inflate import Inflater, supported
 
-__all__ = ["body_chunks", "body_chunks_sync"]
-
 
 def _streamed(response: httpx.Response) -> bool:
     """False when the body is in memory already (a mock transport's ``content=``)."""

@@ -27,9 +27,6 @@ from pydantic_core import from_json
 
 from ..errors import HTTPStatusError, StreamflowError, StreamTimeoutError, TransportError
 
-__all__ = ["MAX_ERROR_BODY", "error_body_timeout", "headers_timeout", "status_error",
-           "transport_error"]
-
 MAX_ERROR_BODY = 64 * 1024
 
 

@@ -20,8 +20,6 @@ from .._redis.link import RedisLink
 from .._redis.streams import BATCH, END, Entry, entry_key, parse_entry, still_there, until_end
 from ..errors import StreamflowError, StreamTimeoutError
 
-__all__ = ["Tailer"]
-
 
 class Tailer:
     """One ``XREAD BLOCK`` over every key this process tails, fanned out to its readers.

@@ -16,8 +16,6 @@ import anyio
 
 from ..events import UniEvent
 
-__all__ = ["Channel"]
-
 
 class Channel:
     """A sync observer queueing UniEvents for an async consumer (see the module doc)."""

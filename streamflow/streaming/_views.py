@@ -11,8 +11,6 @@ from collections.abc import AsyncIterator
 
 from ..events import ContentItem, TextItem, UniEvent, is_done
 
-__all__ = ["BlockStream", "Blocks", "TextStream"]
-
 
 async def _next_item(events: AsyncIterator[UniEvent]) -> ContentItem | None:
     """The next content item (the stop event carries none); ``None`` at the end."""

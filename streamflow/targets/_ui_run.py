@@ -29,9 +29,6 @@ from ..errors import StreamflowError, ToolCallArgumentParseError
 from ..events import ContentItem, JSONDict, ToolCallItem, UniEvent, Usage, usage_to_dict
 from ..tools import ToolResult
 
-__all__ = ["UIRunEncoder", "b64", "error_text", "partial_arguments", "streamflow_metadata",
-           "total_usage", "turn_summary"]
-
 _COUNTERS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens",
              "cache_write_tokens", "cost")
 

@@ -30,8 +30,6 @@ from .._held_groups import HeldGroups
 from .._readers import expect_str
 from ..base import Emitter
 
-__all__ = ["BlockMapper"]
-
 _GROUP_BLOCKS: Final = ("text", "thinking", "tool_use", "redacted_thinking")
 _DELTA_BLOCK: Final = {"text_delta": "text", "citations_delta": "text",
                        "thinking_delta": "thinking", "signature_delta": "thinking",

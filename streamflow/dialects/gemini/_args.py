@@ -25,8 +25,6 @@ from typing import Any
 from ...errors import ProtocolError
 from .._readers import expect_str
 
-__all__ = ["ArgsWriter", "parse_json_path"]
-
 _SEGMENT = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]"                 # .name  [2]
                       r"""|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")  # ['a b'] ["a b"]
 _UNESCAPE = re.compile(r"\\(.)")

@@ -18,8 +18,6 @@ from ..base import Emitter
 from ._args import ArgsWriter
 from ._candidate import Candidate
 
-__all__ = ["CallsMixin"]
-
 _CALL_KEYS = frozenset({"name", "id", "args", "partialArgs", "willContinue"})
 
 

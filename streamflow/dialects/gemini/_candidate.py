@@ -13,8 +13,6 @@ from ...limits import Limits
 from ..base import Emitter
 from ._args import ArgsWriter
 
-__all__ = ["Candidate"]
-
 
 class Candidate:
     """One candidate's state; its items go to the emitter (candidate 0) or are held."""

@@ -16,8 +16,6 @@ from ...events import InlineThinkingItem, JSONDict, TextItem, ThinkingItem, Tool
 from ...providers.request import Part
 from .._request_values import arguments_text
 
-__all__ = ["assistant_message", "reasoning_items"]
-
 
 def assistant_message(parts: list[Any]) -> JSONDict:
     """``{"role": "assistant", "content", "tool_calls"?, reasoning fields?}`` (module doc)."""

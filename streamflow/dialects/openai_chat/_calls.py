@@ -42,8 +42,6 @@ from ...partial_json import ObjectEnd
 from .._readers import expect_str, wrong
 from ..base import Emitter, merge_provider
 
-__all__ = ["ObjectEnd", "ToolCalls"]
-
 _CALL_KEYS: Final = frozenset({"index", "id", "type", "function"})
 _FUNCTION_KEYS: Final = frozenset({"name", "arguments"})
 

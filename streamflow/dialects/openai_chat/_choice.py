@@ -19,8 +19,6 @@ from ._calls import ToolCalls
 from ._parts import AudioState, DetailMerger, artifact_item, image_item
 from ._tails import TailsMixin
 
-__all__ = ["ChoiceMapper"]
-
 _DELTA_KEYS: Final = frozenset({"role", "content", "refusal", "reasoning", "reasoning_content",
                                 "reasoning_details", "tool_calls", "function_call", "annotations",
                                 "images", "audio", "artifacts"})

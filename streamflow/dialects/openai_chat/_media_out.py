@@ -13,8 +13,6 @@ import base64
 
 from ...events import InlineDataItem, JSONDict
 
-__all__ = ["media_delta"]
-
 _FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3", "audio/flac": "flac",
             "audio/opus": "opus", "audio/aac": "aac", "audio/pcm": "pcm16"}
 

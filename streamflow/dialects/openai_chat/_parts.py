@@ -16,9 +16,6 @@ from ...events import InlineDataItem, JSONDict
 from .._readers import b64_field, expect_str, wrong
 from ..base import merge_provider
 
-__all__ = ["AUDIO_MIME", "AudioState", "DetailMerger", "artifact_item", "image_item",
-           "parse_data_url"]
-
 AUDIO_MIME: Final = {"wav": "audio/wav", "mp3": "audio/mpeg", "flac": "audio/flac",
                      "opus": "audio/opus", "aac": "audio/aac", "pcm16": "audio/pcm",
                      "pcm": "audio/pcm"}

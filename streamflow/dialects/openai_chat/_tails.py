@@ -17,8 +17,6 @@ from ..base import Emitter, merge_provider
 from ._calls import ToolCalls
 from ._parts import AUDIO_MIME, AudioState, DetailMerger
 
-__all__ = ["TailsMixin"]
-
 
 class TailsMixin:
     """Reasoning details, audio and the group boundaries that flush them (for ChoiceMapper)."""

@@ -17,8 +17,6 @@ from ...events import InlineDataItem, InlineThinkingItem, JSONDict, ToolCallItem
 from .._readers import b64_field, expect_obj, expect_str
 from ..base import Emitter
 
-__all__ = ["ItemMapper", "OutputItem", "esc"]
-
 _ROUTING_KEYS = frozenset({"type", "sequence_number", "item_id", "output_index",
                            "content_index", "summary_index", "delta", "logprobs", "obfuscation"})
 _PART_TYPES = frozenset({None, "output_text", "refusal", "reasoning_text", "summary_text"})

@@ -26,8 +26,6 @@ from ...events import (
 from .._frames_out import event_head, is_token, json_bytes, sse
 from ..encoder import new_id
 
-__all__ = ["OutputWriter"]
-
 _RIDING = frozenset({"item_id", "refusal", "annotations", "logprobs", "summary_index",
                      "content_index", "custom"})
 # an item's own fields: provider extras never replace them (written first, overwritten)

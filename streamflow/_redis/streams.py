@@ -20,7 +20,7 @@ The entry id is the event id: a reader that saw ``<id>`` continues after it, on 
 machine. Readers are :func:`~streamflow.sources.redis.from_redis` and
 :mod:`streamflow.web.resume`, all through :func:`read_batches`. The client both ends
 use is :class:`~streamflow._redis.link.RedisLink`; the one shared live read of
-a web app is :class:`~streamflow.sources._redis_tailer.Tailer`.
+a web app is :class:`~streamflow._redis.tailer.Tailer`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ..errors import (
 from .link import RedisLink
 
 if TYPE_CHECKING:
-    from ..sources._redis_tailer import Tailer
+    from .tailer import Tailer
 
 
 START, EVENT, BEAT, END = "start", "event", "beat", "end"

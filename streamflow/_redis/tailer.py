@@ -16,9 +16,9 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
-from .._redis.link import RedisLink
-from .._redis.streams import BATCH, END, Entry, entry_key, parse_entry, still_there, until_end
 from ..errors import StreamflowError, StreamTimeoutError
+from .link import RedisLink
+from .streams import BATCH, END, Entry, entry_key, parse_entry, still_there, until_end
 
 
 class Tailer:

@@ -44,11 +44,11 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from .._redis.link import RedisLink
+from .._redis.tailer import Tailer
 from ..errors import SinkError, StreamflowError
 from ..limits import Limits
 from ..runtime import run
 from ..sinks.redis import RedisStreamSink
-from ..sources._redis_tailer import Tailer
 from .resume_access import (
     PROTOCOLS,
     TOKEN_HEADER,

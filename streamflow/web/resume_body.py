@@ -20,12 +20,12 @@ from typing import Any
 
 from .._redis.link import RedisLink
 from .._redis.streams import BEAT, END, EVENT, Entry, entry_id, entry_key, read_batches
+from .._redis.tailer import Tailer
 from ..dialects import get_encoder
 from ..dialects._frames_out import field_line
 from ..dialects.encoder import Encoder
 from ..errors import StreamflowError
 from ..events import UniEvent, event_from_dict
-from ..sources._redis_tailer import Tailer
 from ..sources.redis import HEARTBEAT_FRAME, sse_frame
 
 __all__ = ["encoder_for", "headers_for", "parse_last_event_id", "sse_body"]

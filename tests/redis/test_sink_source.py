@@ -271,7 +271,7 @@ async def test_redis_down_before_the_start_is_a_transport_error(own_redis: Any) 
 async def test_a_tailer_serves_readers_that_join_at_any_time(redis_url: str) -> None:
     """One shared XREAD (Tailer) for several readers of one key: each gets every entry once."""
     from streamflow._redis.streams import read_entries
-    from streamflow.sources._redis_tailer import Tailer
+    from streamflow._redis.tailer import Tailer
 
     chunks = [BODY[i:i + 150] for i in range(0, len(BODY), 150)]
 

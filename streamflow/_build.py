@@ -29,6 +29,7 @@ from typing import Any
 
 COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.events",
+    "streamflow._items",
     "streamflow._grammar",
     "streamflow._budget",
     "streamflow.partial_json",

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "streamflow"
 GUIDES = [("Guide (README)", "index.md"), ("Architecture", "ARCHITECTURE.md"),
           ("Encoders: what each target carries", "ENCODERS.md"),
-          ("Faults", "FAULTS.md")]
+          ("Faults", "FAULTS.md"), ("Security", "SECURITY.md")]
 
 
 def public_modules() -> list[str]:

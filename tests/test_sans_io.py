@@ -11,7 +11,7 @@ import streamflow
 
 PACKAGE = Path(streamflow.__file__).parent
 EDGE = ("operators", "sources", "sinks", "cli", "runtime", "_fanout", "demo", "faults", "server",
-        "agent", "gateway", "streaming", "web", "_scope", "_source", "_redis")
+        "agent", "gateway", "streaming", "web", "_scope", "_source", "_redis", "types")
 FORBIDDEN = ("reactivex", "anyio", "httpx", "rich", "trio", "asyncio")
 
 

@@ -22,7 +22,7 @@ from .._readers import b64_field
 from ..anthropic.decode import AnthropicDecoder
 from ..base import Decoder, load_json
 from ..bedrock import wire as bedrock_wire
-from ..bedrock.decode import event_payload, raise_exception_frame
+from ..bedrock._frames import event_payload, raise_exception_frame
 from ..bedrock.wire import parse_event
 
 __all__ = ["BedrockInvokeDecoder"]

@@ -1,4 +1,4 @@
-"""The dialect registry: one folder per provider wire format, one line each here.
+"""The dialect registry: one folder per dialect (a provider API's protocol), one line each here.
 
 ``DIALECTS`` maps a dialect name to ``"module:Class"`` of its :class:`Decoder`;
 modules are imported on first use. The order is the order ``dialect="auto"`` asks

@@ -227,7 +227,7 @@ async def run(source: SourceLike, *sinks: SinkLike, dialect: str = "auto",
         *sinks: observers (``on_next``/``on_error``/``on_completed``), plain callables
             (``on_next`` only) or :class:`~streamflow.sinks.AsyncSink` instances, fed
             every item in this order.
-        dialect: the wire format of a byte source; ``"auto"`` detects it.
+        dialect: the dialect of a byte source; ``"auto"`` detects it.
         framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).
         limits: :class:`~streamflow.Limits` for the decoder and the read timeouts.
         transforms: operators applied to the UniEvents before the sinks, in order:

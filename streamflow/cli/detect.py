@@ -40,7 +40,7 @@ class NotAStream:
         return [f"{escape_for_terminal(name)} is not a stream of any known dialect "
                 f"(read as {read_as}: {self.reason})",
                 f"  tried: {tried()}",
-                "  if it is one, name its wire format with --dialect NAME"]
+                "  if it is one, name its dialect with --dialect NAME"]
 
 
 def tried() -> str:

@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the raw response body as recorded, - to read standard input, "
                              f"or a bundled recording ({bundled_help()})")
     parser.add_argument("--dialect", default="auto", choices=["auto", *dialect_names()],
-                        help="wire format (default: detected from the first event)")
+                        help="dialect (default: detected from the first event)")
     parser.add_argument("--framing", default="auto", choices=["auto", *FRAMERS],
                         help="byte framing (default: the dialect's own; ndjson for .jsonl files)")
     parser.add_argument("--json", action="store_true",

@@ -108,7 +108,7 @@ def request_names() -> list[str]:
 
 def get_request(name: str) -> RequestSide:
     """The request side of dialect ``name``; ``ValueError`` for one without."""
-    found: RequestSide = _load(REQUESTS, "request format", name)
+    found: RequestSide = _load(REQUESTS, "dialect with a request side", name)
     return found
 
 

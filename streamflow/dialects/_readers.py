@@ -1,4 +1,4 @@
-"""The checked readers of wire input: the one place a dialect (or a request format) checks
+"""The checked readers of wire input: the one place a dialect (or a request side) checks
 the shape of a JSON value before it uses it.
 
 Every reader returns the value when it has the expected shape and raises

@@ -1,4 +1,4 @@
-"""Helpers the request formats share: checked field access and argument/image conversions.
+"""Helpers the request sides share: checked field access and argument/image conversions.
 
 Every refusal names the field and shows the value it got (``tool_choice must be an
 object, not 'bogus'``), so a client can tell what to change. The readers of objects,

@@ -169,7 +169,7 @@ class Decoder(ABC, Generic[F]):
     #: ``gen_ai.provider.name`` of the provider (OpenTelemetry semantic conventions)
     provider_name: ClassVar[str] = ""
 
-    # -- facts about the wire format (read by the faults, the sinks, the sources) --
+    # -- facts about the dialect (read by the faults, the sinks, the sources) --
     @classmethod
     def is_terminator(cls, frame: Any) -> bool:
         """True if ``frame`` is the event that ends a stream of this dialect."""

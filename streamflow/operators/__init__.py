@@ -12,7 +12,7 @@ here. Every operator keeps its state per subscription.
 ``accumulate_json`` UniEvent -> live tool-call states (partial + strict parse)
 ``tap_usage``       calls back with the final usage, once; passes events through
 ``on_error``        raise / convert to a StreamFailure item / retry
-``encode``          UniEvent -> a wire format's body bytes (anthropic, openai-chat...)
+``encode``          UniEvent -> a target's body bytes (anthropic, openai-chat...)
 ``from_async``      an async generator function over UniEvents, as an operator
 =================== ==================================================================
 """

@@ -77,7 +77,7 @@ def pipeline(dialect: str = "auto", framing: str | None = None, limits: Limits |
     """An operator from body chunks to UniEvents (frame + decode fused).
 
     Args:
-        dialect: the wire format (``"anthropic"``, ``"openai-chat"``, ``"gemini"``...);
+        dialect: the source's dialect (``"anthropic"``, ``"openai-chat"``, ``"gemini"``...);
             ``"auto"`` detects it from the first event.
         framing: override the dialect's framing (``"ndjson"`` reads a ``.jsonl``
             recording); ``None`` uses the dialect's own, sniffed for ``"auto"``.

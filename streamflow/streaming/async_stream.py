@@ -151,7 +151,7 @@ def stream(source: SourceLike, *, dialect: str = "auto", sinks: Iterable[SinkLik
         source: a streamflow source (``from_httpx``, ``from_bytes``, ``ReplaySource``,
             a composed pipeline of UniEvents), ``bytes``, an async or sync iterable of
             ``bytes``, or an ``httpx.Response`` opened with ``stream=True``.
-        dialect: the wire format (``"anthropic"``, ``"openai-chat"``...); ``"auto"``
+        dialect: the source's dialect (``"anthropic"``, ``"openai-chat"``...); ``"auto"``
             detects it from the first event.
         sinks: sinks fed every item, exactly as ``streamflow.run(source, *sinks)``.
         framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).

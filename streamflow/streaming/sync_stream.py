@@ -252,7 +252,7 @@ def stream_sync(source: SourceLike, *, dialect: str = "auto", sinks: Iterable[Si
         source: ``bytes``, an iterable of ``bytes`` chunks, a sync streamflow source
             (``from_bytes``, ``from_file``, ``ReplaySource``, ``from_httpx`` with an
             ``httpx.Client``) or a sync ``httpx.Response`` opened with ``stream=True``.
-        dialect: the wire format; ``"auto"`` detects it from the first event.
+        dialect: the source's dialect; ``"auto"`` detects it from the first event.
         sinks: sync sinks fed every item, exactly as ``streamflow.run_sync`` feeds them.
         framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).
         limits: :class:`~streamflow.Limits` for the decoder.

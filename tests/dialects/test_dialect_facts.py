@@ -1,4 +1,4 @@
-"""The facts of a wire format live on its dialect (issue 10, item 6).
+"""The facts of a dialect live on its Decoder (issue 10, item 6).
 
 The terminator test and the in-band error writer the faults use, the provider name
 the OpenTelemetry sink reports and the HTTP error envelope the sources read are

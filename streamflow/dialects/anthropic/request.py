@@ -1,4 +1,4 @@
-"""Anthropic Messages request format (``POST /v1/messages``): parser and builder.
+"""Anthropic Messages request side (``POST /v1/messages``): parser and builder.
 
 Parsed: ``system`` (string or text blocks), ``messages`` with ``text``, ``image``,
 ``tool_use``, ``tool_result`` (``is_error``, text/image content), ``thinking`` (with

@@ -1,6 +1,6 @@
 """Dialect ``openai-embeddings``: an OpenAI-compatible embeddings response as a UniEvent stream.
 
-The wire format is the ``POST /embeddings`` JSON body, delivered whole::
+The stream is the ``POST /embeddings`` JSON body, delivered whole::
 
     {"object": "list", "model": "...",
      "data": [{"object": "embedding", "index": 0, "embedding": [0.1, ...]}, ...],

@@ -1,4 +1,4 @@
-"""Gemini ``generateContent`` request format: the builder (Gemini is an upstream only).
+"""Gemini ``generateContent`` request side: the builder (Gemini is an upstream only).
 
 ``contents`` alternate ``user`` and ``model`` turns. Thinking text goes back as a
 ``thought: true`` part and every signature as the ``thoughtSignature`` of the part

@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions request format (``POST /v1/chat/completions``): parser and builder.
+"""OpenAI Chat Completions request side (``POST /v1/chat/completions``): parser and builder.
 
 Parsed: ``system``/``developer`` messages (joined into the system prompt), ``user``
 messages (text and ``image_url`` parts), ``assistant`` messages (``content``,

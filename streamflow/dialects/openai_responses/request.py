@@ -1,4 +1,4 @@
-"""OpenAI Responses request format (``POST /v1/responses``): parser and builder.
+"""OpenAI Responses request side (``POST /v1/responses``): parser and builder.
 
 Parsed: ``instructions`` and ``system``/``developer`` messages (the system prompt),
 ``input`` as a string or a list of items -- messages (``input_text``,

@@ -177,7 +177,7 @@ def parse_event(data: str | bytes) -> BaseModel:
     return WIRE_EVENT.validate_json(data)  # type: ignore[no-any-return]
 
 
-# -- facts of the wire format (Decoder.is_terminator / error_frame / http_error) ----------
+# -- facts of the dialect (Decoder.is_terminator / error_frame / http_error) ----------
 
 def is_terminator(frame: Any) -> bool:
     """``response.completed`` (or ``response.incomplete``) ends the stream."""

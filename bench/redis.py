@@ -34,10 +34,10 @@ from typing import Any
 import anyio
 
 import streamflow
+from streamflow._redis.streams import RedisLink
 from streamflow.events import UniEvent
 from streamflow.sinks import RedisStreamSink
 from streamflow.sources import from_async_iterable, from_redis
-from streamflow.sources.redis_streams import RedisLink
 
 
 def _frame(obj: dict[str, Any]) -> bytes:

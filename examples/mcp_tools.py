@@ -17,7 +17,7 @@ import httpx
 
 import streamflow
 from streamflow.agent import http_sender
-from streamflow.dialects.emitter import Emitter
+from streamflow.dialects._emitter import Emitter
 from streamflow.providers.anthropic import AnthropicProvider
 from streamflow.server import ReplayServer, Route
 from streamflow.tools import mcp_stdio

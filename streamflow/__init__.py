@@ -46,6 +46,7 @@ from .events import (
 )
 from .limits import Limits
 from .message import Assembler, Message
+from .types import SinkLike, SourceLike
 
 if TYPE_CHECKING:  # loaded lazily at run time (see _LAZY below); typed for mypy and editors
     from ._scope import scope
@@ -89,6 +90,8 @@ __all__ = [
     "Recorder",
     "RenderSink",
     "SinkError",
+    "SinkLike",
+    "SourceLike",
     "Stream",
     "StreamDecoder",
     "StreamFailure",

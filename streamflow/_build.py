@@ -27,12 +27,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["COMPILED_MODULES", "MANIFEST", "describe", "guard", "is_compiled", "source_digest"]
-
 COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.events",
-    "streamflow.grammar",
-    "streamflow.budget",
+    "streamflow._items",
+    "streamflow._grammar",
+    "streamflow._budget",
     "streamflow.partial_json",
     "streamflow.message",
     "streamflow.decoder",
@@ -40,15 +39,15 @@ COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.framing.sse",
     "streamflow.framing.ndjson",
     "streamflow.dialects.base",
-    "streamflow.dialects.emitter",
-    "streamflow.dialects.anthropic.blocks",
+    "streamflow.dialects._emitter",
+    "streamflow.dialects.anthropic._blocks",
     "streamflow.dialects.anthropic.decode",
-    "streamflow.dialects.openai_chat.calls",
-    "streamflow.dialects.openai_chat.choice",
+    "streamflow.dialects.openai_chat._calls",
+    "streamflow.dialects.openai_chat._choice",
     "streamflow.dialects.openai_chat.decode",
-    "streamflow.dialects.openai_chat.parts",
-    "streamflow.dialects.openai_chat.tails",
-    "streamflow.fanout",
+    "streamflow.dialects.openai_chat._parts",
+    "streamflow.dialects.openai_chat._tails",
+    "streamflow._fanout",
     "streamflow.operators._base",
 )
 """The hot path: framing, events, the budget, the emitter and assembler, the decode loop,

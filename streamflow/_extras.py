@@ -8,8 +8,6 @@ distribution and the extra the same way.
 
 from __future__ import annotations
 
-__all__ = ["DISTRIBUTION", "EXTRA_OF", "extra_for", "install_line"]
-
 DISTRIBUTION = "streamflow-llm"
 
 EXTRA_OF: dict[str, str] = {

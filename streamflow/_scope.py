@@ -10,7 +10,7 @@ reactivex schedulers are asyncio-centric; streamflow does not use them. Instead:
   :class:`~streamflow.Limits`: the idle timeout between chunks, the overall deadline
   (counted from the reader's creation, so it covers sending the request), and the
   transport's exceptions mapped to typed streamflow errors. It is the only code that
-  applies those rules: every :class:`~streamflow.sources.bridge.Source`'s pump
+  applies those rules: every :class:`~streamflow._source.Source`'s pump
   (:func:`pump`) and the gateway's upstream read through it.
 * :func:`pump` is a source's task: it reads each chunk, pushes it **synchronously**
   with ``observer.on_next`` (so the whole operator chain and every sync sink run in
@@ -39,11 +39,8 @@ from anyio.abc import TaskGroup
 from reactivex import abc
 from reactivex.disposable import Disposable
 
-from .errors import NoScopeError, StreamflowError, StreamTimeoutError
+from .errors import StreamflowError, StreamTimeoutError
 from .limits import Limits
-
-__all__ = ["ChunkReader", "ChunkStream", "NoScopeError", "Scope", "current_scope", "pump",
-           "report_unhandled", "scope"]
 
 ChunkStream = AbstractAsyncContextManager[AsyncIterator[bytes]]
 _SCOPE: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("streamflow._scope",

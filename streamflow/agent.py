@@ -72,6 +72,7 @@ from .providers import HTTPRequest, Provider
 from .sinks.tools import ResultCallback, ToolDispatcher
 from .sources import Source, from_httpx
 from .tools import ToolRegistry, ToolResult
+from .types import SinkLike
 
 __all__ = ["Agent", "AgentEvent", "AgentEventType", "AgentResult", "AgentStream", "Decision",
            "SendFn", "Turn", "http_sender", "total_usage", "wants_tools", "without_tool_calls"]
@@ -102,7 +103,7 @@ class Agent:
     """
 
     def __init__(self, provider: Provider, tools: ToolRegistry, send: SendFn, *,
-                 sinks: Iterable[Any] = (), max_turns: int = 8, eager: bool = False,
+                 sinks: Iterable[SinkLike] = (), max_turns: int = 8, eager: bool = False,
                  timeout: float | None = 30.0, max_concurrency: int = 8,
                  on_request: Callable[[int, HTTPRequest], Any] | None = None,
                  on_results: Callable[[list[ToolResult]], Any] | None = None,

@@ -3,7 +3,7 @@
 :class:`StreamDecoder` is the only code that frames, sniffs the framing and the
 dialect, decodes, ignores what follows ``stop`` and raises. Everything else wraps
 it: :func:`assemble` (a loop over ``feed``), the ``pipeline``, ``frame`` and
-``normalize`` operators and ``run()``'s :class:`~streamflow.runtime.Run` (an ``emit``
+``decode`` operators and ``run()``'s :class:`~streamflow.runtime.Run` (an ``emit``
 callback each, given when the decoder is built: ``run()``'s emits straight to its fan-out).
 
 The outcome rule (seed 001): a stream ends with ``stop`` or with an exception,
@@ -149,7 +149,7 @@ class StreamDecoder:
         return out
 
     def feed_frames(self, frames: Iterable[Any]) -> list[UniEvent]:
-        """Decode frames that were framed elsewhere (the ``normalize`` operator)."""
+        """Decode frames that were framed elsewhere (the ``decode`` operator)."""
         out: list[UniEvent] = []
         try:
             self._decode(frames, out)

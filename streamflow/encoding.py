@@ -1,4 +1,4 @@
-"""``streamflow.encode``: a UniEvent stream written out again in any registered wire format."""
+"""``streamflow.encode``: a UniEvent stream written out again to any registered target."""
 
 from __future__ import annotations
 

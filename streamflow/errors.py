@@ -11,7 +11,7 @@ delivers before the error so nothing is lost::
     StreamflowError                    .partial: Message | None
     ├── FramingError                   bytes that are not a valid frame (bad CRC, bad prelude)
     ├── ProtocolError                  frames that break the dialect (bad JSON, wrong types, order)
-    │   └── DialectDetectionError      ``dialect="auto"`` could not tell the wire format
+    │   └── DialectDetectionError      ``dialect="auto"`` could not tell the dialect
     ├── IncompleteStreamError          the body ended without the dialect's terminator
     ├── ProviderError                  the provider reported an error: code, type, message
     │   └── HTTPStatusError            a non-2xx answer before any stream: status, headers
@@ -119,7 +119,7 @@ class ProtocolError(StreamflowError):
 
 
 class DialectDetectionError(ProtocolError):
-    """``dialect="auto"`` could not recognise the wire format from the first events."""
+    """``dialect="auto"`` could not recognise the dialect from the first events."""
 
 
 class IncompleteStreamError(StreamflowError):

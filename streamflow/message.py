@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
+from ._grammar import IDLE, STOP, STOPPED, items_refusal, step, symbol
 from .events import (
     ContentItem,
     FinishReason,
@@ -28,7 +29,6 @@ from .events import (
     kind_and_value,
     usage_to_dict,
 )
-from .grammar import IDLE, STOP, STOPPED, items_refusal, step, symbol
 
 __all__ = ["PACK", "Assembler", "Message", "append_packed"]
 
@@ -111,7 +111,7 @@ def append_packed(parts: list[Any], value: Any, loose: int) -> int:
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # public: users may subclass it
 class Assembler:
-    """Builds a :class:`Message` from UniEvents, stepping through :mod:`streamflow.grammar`.
+    """Builds a :class:`Message` from UniEvents, stepping through :mod:`streamflow._grammar`.
 
     Raises :class:`~streamflow.errors.ProtocolError` for what the grammar table
     refuses: events after ``stop``, a ``.done`` with no group open or of another kind

@@ -38,10 +38,10 @@ from typing import Any, cast
 import anyio
 from reactivex import Observable, abc
 
+from ._fanout import FanOut
 from ._scope import Scope, scope
 from .decoder import Emit, StreamDecoder
 from .errors import CancelledStreamError
-from .fanout import FanOut
 from .limits import Limits
 from .message import Message
 from .operators import Handlers
@@ -49,7 +49,8 @@ from .operators._base import subscriber
 from .operators.from_async import from_async
 from .operators.pipeline import DecodedObservable, decoder_handlers
 from .sinks.base import AsyncSink
-from .sources.coerce import as_source
+from .sources._coerce import as_source
+from .types import SinkLike, SourceLike
 
 __all__ = ["Run", "run", "run_sync"]
 
@@ -213,7 +214,7 @@ def as_operator(transform: Any) -> Any:
     return transform
 
 
-async def run(source: Any, *sinks: Any, dialect: str = "auto",
+async def run(source: SourceLike, *sinks: SinkLike, dialect: str = "auto",
               framing: str | None = None, limits: Limits | None = None,
               transforms: Sequence[Any] = (), **options: Any) -> Message:
     """Subscribe once to ``source``, feed every sink, return the assembled message.
@@ -226,7 +227,7 @@ async def run(source: Any, *sinks: Any, dialect: str = "auto",
         *sinks: observers (``on_next``/``on_error``/``on_completed``), plain callables
             (``on_next`` only) or :class:`~streamflow.sinks.AsyncSink` instances, fed
             every item in this order.
-        dialect: the wire format of a byte source; ``"auto"`` detects it.
+        dialect: the dialect of a byte source; ``"auto"`` detects it.
         framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).
         limits: :class:`~streamflow.Limits` for the decoder and the read timeouts.
         transforms: operators applied to the UniEvents before the sinks, in order:
@@ -243,7 +244,7 @@ async def run(source: Any, *sinks: Any, dialect: str = "auto",
                      options=options, transforms=transforms).complete()
 
 
-def run_sync(source: Any, *sinks: Any, dialect: str = "auto",
+def run_sync(source: SourceLike, *sinks: SinkLike, dialect: str = "auto",
              framing: str | None = None, limits: Limits | None = None,
              **options: Any) -> Message:
     """:func:`run` without an event loop, for synchronous sources and sync sinks.

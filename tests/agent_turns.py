@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from streamflow.dialects.emitter import Emitter
+from streamflow.dialects._emitter import Emitter
 from streamflow.encoding import encode
 from streamflow.events import Usage
 from streamflow.server import Route

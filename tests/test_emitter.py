@@ -6,8 +6,8 @@ from typing import Any, ClassVar
 
 import pytest
 
+from streamflow.dialects._readers import expect_str
 from streamflow.dialects.base import Decoder, Emitter, load_json, merge_provider
-from streamflow.dialects.wire_values import expect_str
 from streamflow.errors import (
     IncompleteStreamError,
     LimitExceededError,

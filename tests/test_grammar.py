@@ -9,12 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from streamflow import grammar
-from streamflow.budget import Budget
-from streamflow.dialects.emitter import Emitter
-from streamflow.errors import LimitExceededError, ProtocolError
-from streamflow.events import TextItem, ThinkingItem, UniEvent, Usage
-from streamflow.grammar import (
+from streamflow import _grammar as grammar
+from streamflow._budget import Budget
+from streamflow._grammar import (
     DELTA,
     DONE,
     IDLE,
@@ -28,6 +25,9 @@ from streamflow.grammar import (
     refusal,
     symbol,
 )
+from streamflow.dialects._emitter import Emitter
+from streamflow.errors import LimitExceededError, ProtocolError
+from streamflow.events import TextItem, ThinkingItem, UniEvent, Usage
 from streamflow.limits import Limits
 from streamflow.message import Assembler
 

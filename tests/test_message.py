@@ -167,7 +167,7 @@ def test_tiny_fragments_are_packed_so_memory_follows_the_text_not_the_fragment_c
 @settings(max_examples=60, deadline=None)
 def test_packing_never_changes_the_partial_or_the_done_text(parts: list[str]) -> None:
     """Emitter path (append_fragment) and reader path (feed) keep the exact text in order."""
-    from streamflow.dialects.emitter import Emitter
+    from streamflow.dialects._emitter import Emitter
 
     em = Emitter()
     reader = Assembler()

@@ -1,7 +1,7 @@
 """One decode loop: every entry point gives the same events and the same outcome.
 
 ``StreamDecoder`` is the only code that frames, sniffs, decodes, ignores what
-follows ``stop`` and raises; ``assemble``, ``frame() | normalize()``, ``pipeline()``
+follows ``stop`` and raises; ``assemble``, ``frame() | decode()``, ``pipeline()``
 and ``run_sync`` wrap it. Over the fault bodies of every dialect -- whole, cut at
 any byte, with a doubled terminator, with garbage or an oversized line after the
 end, mutated -- and any chunking, all five must agree on the events, on the error
@@ -22,7 +22,7 @@ from streamflow import StreamDecoder, StreamflowError, assemble
 from streamflow.dialects import get_dialect
 from streamflow.events import UniEvent
 from streamflow.limits import Limits
-from streamflow.operators import frame, normalize, pipeline
+from streamflow.operators import decode, frame, pipeline
 from streamflow.runtime import run_sync
 from streamflow.sources import from_iterable
 
@@ -100,7 +100,7 @@ def check_all_agree(chunks: list[bytes], dialect: str) -> None:
     framing = get_dialect(dialect).framing
     piped = via_operators(chunks, [pipeline(dialect, limits=LIMITS)])
     split = via_operators(chunks, [frame(framing, limits=LIMITS),
-                                   normalize(dialect, framing=framing, limits=LIMITS)])
+                                   decode(dialect, framing=framing, limits=LIMITS)])
     for got in (piped, split):
         assert got[0] == events
         assert got[1] == error
@@ -193,7 +193,7 @@ def test_nothing_raises_after_stop_and_what_follows_is_counted() -> None:
 def test_run_sync_handed_a_pipelines_events_does_not_assemble_them_again() -> None:
     """Item 15: run decodes a pipeline()'s bytes with its own decoder, whose emitter
     already assembles; the fan-out reads that message."""
-    from streamflow.fanout import FanOut
+    from streamflow._fanout import FanOut
     from streamflow.runtime import Run
 
     def run_fan(source: Any) -> FanOut:  # what run_sync does, keeping the fan-out to look at

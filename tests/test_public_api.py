@@ -1,8 +1,16 @@
-"""The top-level names a user reads first: listed, typed, documented, and no clutter."""
+"""The public API: the top-level names listed, typed and documented; every public module's
+exports pinned (``tests/public_api.txt``); ``__all__`` only on the public surface."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 import pydoc
+import sys
+import types
+from pathlib import Path
+
+import pytest
 
 import streamflow
 import streamflow.sources
@@ -54,3 +62,101 @@ def test_the_tools_docs_name_the_sink_the_readme_names() -> None:
     import streamflow.tools
 
     assert "ToolDispatchSink" in (streamflow.tools.__doc__ or "")
+
+
+# -- the public surface, pinned ------------------------------------------------------------
+# ``tests/public_api.txt`` lists every public module (no ``_`` in its dotted name) with the
+# exact names it exports: its ``__all__``, or, without one, its top-level public names.
+# A change to the API shows up as a diff of that file: regenerate it with
+# ``python tests/test_public_api.py`` and note the change in CHANGELOG.md.
+
+ROOT = Path(__file__).resolve().parents[1]
+PINNED = Path(__file__).resolve().parent / "public_api.txt"
+
+
+def _dotted(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_private(dotted: str) -> bool:
+    return any(part.startswith("_") for part in dotted.split("."))
+
+
+def _exports(tree: ast.Module) -> list[str] | None:
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, ast.AnnAssign) else [])
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            value = ast.literal_eval(node.value)  # type: ignore[arg-type]
+            return list(value)
+    return None
+
+
+def _top_level_names(tree: ast.Module) -> list[str]:
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.append(node.target.id)
+    return sorted(n for n in set(names) if not n.startswith("_"))
+
+
+def surface() -> dict[str, list[str]]:
+    """Every public module -> the names it exports (read from the sources, nothing imported)."""
+    out: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "streamflow").rglob("*.py")):
+        module = _dotted(path)
+        if _is_private(module):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        exported = _exports(tree)
+        out[module] = sorted(exported) if exported is not None else _top_level_names(tree)
+    return dict(sorted(out.items()))
+
+
+def render_surface() -> str:
+    return "".join(f"{module}: {' '.join(names)}\n" for module, names in surface().items())
+
+
+def test_the_public_api_is_pinned() -> None:
+    assert PINNED.read_text(encoding="utf-8") == render_surface(), (
+        "the public API changed: regenerate tests/public_api.txt with "
+        "`python tests/test_public_api.py` and note the change in CHANGELOG.md")
+
+
+def test_only_the_public_surface_declares_all() -> None:
+    declaring = [_dotted(p) for p in sorted((ROOT / "streamflow").rglob("*.py"))
+                 if _is_private(_dotted(p))
+                 and _exports(ast.parse(p.read_text(encoding="utf-8"))) is not None]
+    assert declaring == []
+
+
+def test_no_public_module_exports_a_private_name_or_module() -> None:
+    for module, names in surface().items():
+        assert not [n for n in names if n.startswith("_")], module
+
+
+CORE_PACKAGES = ["streamflow", "streamflow.operators", "streamflow.sources", "streamflow.sinks",
+                 "streamflow.dialects", "streamflow.framing", "streamflow.streaming",
+                 "streamflow.targets", "streamflow.recording", "streamflow.types"]
+
+
+@pytest.mark.parametrize("name", CORE_PACKAGES)
+def test_no_private_module_is_re_exported(name: str) -> None:
+    module = importlib.import_module(name)
+    for export in getattr(module, "__all__", []):
+        value = getattr(module, export)
+        if isinstance(value, types.ModuleType):
+            assert not _is_private(value.__name__), (name, export)
+    listed = [n for n in dir(module) if isinstance(getattr(module, n, None), types.ModuleType)
+              and n in getattr(module, "__all__", [])]
+    assert not [n for n in listed if n.startswith("_")]
+
+
+if __name__ == "__main__":
+    PINNED.write_text(render_surface(), encoding="utf-8")
+    sys.stdout.write(f"wrote {PINNED.relative_to(ROOT)}\n")

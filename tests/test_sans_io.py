@@ -10,8 +10,9 @@ from pathlib import Path
 import streamflow
 
 PACKAGE = Path(streamflow.__file__).parent
-EDGE = ("operators", "sources", "sinks", "cli", "runtime", "fanout", "demo", "faults", "server",
-        "agent", "gateway", "streaming", "web", "_scope", "_agent_stream", "mcp")
+EDGE = ("operators", "sources", "sinks", "cli", "runtime", "_fanout", "demo", "faults", "server",
+        "agent", "gateway", "streaming", "web", "_scope", "_source", "_redis", "types",
+        "_agent_stream", "mcp")
 FORBIDDEN = ("reactivex", "anyio", "httpx", "rich", "trio", "asyncio")
 
 

@@ -1,4 +1,4 @@
-"""``streamflow convert``: a recorded body re-written in another wire format.
+"""``streamflow convert``: a recorded body re-written as another target.
 
 ``streamflow convert FILE|- --to DIALECT [--from auto] [-o OUT] [--option KEY=VALUE]``
 reads the body in chunks through :class:`~streamflow.decoder.StreamDecoder` and
@@ -41,10 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the raw response body as recorded, - to read standard input, "
                              f"or a bundled recording ({bundled_help()})")
     parser.add_argument("--to", required=True, choices=encoder_names(), metavar="DIALECT",
-                        help=f"target wire format: {', '.join(encoder_names())}")
+                        help=f"target: {', '.join(encoder_names())}")
     parser.add_argument("--from", dest="source", default="auto",
                         choices=["auto", *dialect_names()],
-                        help="source wire format (default: detected from the first event)")
+                        help="source dialect (default: detected from the first event)")
     parser.add_argument("--framing", default="auto", choices=["auto", *FRAMERS],
                         help="source framing (default: the dialect's own; ndjson for .jsonl)")
     parser.add_argument("-o", "--output", default="-", metavar="OUT",

@@ -18,7 +18,7 @@ from ..errors import (
     IncompleteStreamError,
     StreamflowError,
 )
-from .summary import sanitize
+from .summary import escape_for_terminal
 
 __all__ = ["EXIT_NOT_A_STREAM", "NotAStream", "not_a_stream", "probe"]
 
@@ -37,10 +37,10 @@ class NotAStream:
     def lines(self, name: str) -> list[str]:
         """The lines to print for the file ``name`` (stderr)."""
         read_as = _FRAMING_NAMES.get(self.framing or "", self.framing or "bytes")
-        return [f"{sanitize(name)} is not a stream of any known dialect "
+        return [f"{escape_for_terminal(name)} is not a stream of any known dialect "
                 f"(read as {read_as}: {self.reason})",
                 f"  tried: {tried()}",
-                "  if it is one, name its wire format with --dialect NAME"]
+                "  if it is one, name its dialect with --dialect NAME"]
 
 
 def tried() -> str:

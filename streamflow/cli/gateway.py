@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--upstream", required=True, metavar="URL",
                         help="the upstream API's base URL")
     parser.add_argument("--upstream-dialect", required=True, choices=sorted(request_names()),
-                        help="the wire format the upstream speaks")
+                        help="the dialect the upstream speaks")
     parser.add_argument("--api-key-env", metavar="VAR",
                         help="environment variable holding the upstream's API key "
                              "(default: forward the client's key)")

@@ -36,13 +36,13 @@ from ..framing import FRAMERS
 from ..message import Message
 from .bundled import bundled_help, resolve_path
 from .detect import EXIT_NOT_A_STREAM, not_a_stream
-from .summary import render, render_error, sanitize
+from .summary import escape_for_terminal, render, render_error
 from .timeline_model import DEFAULT_STALL
 
 if TYPE_CHECKING:
     from ..recording import Recording
 
-__all__ = ["InspectResult", "add_arguments", "inspect_body", "render", "run", "sanitize",
+__all__ = ["InspectResult", "add_arguments", "inspect_body", "render", "run", "escape_for_terminal",
            "to_json"]
 
 CHUNK_SIZE = 1 << 16
@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the raw response body as recorded, - to read standard input, "
                              f"or a bundled recording ({bundled_help()})")
     parser.add_argument("--dialect", default="auto", choices=["auto", *dialect_names()],
-                        help="wire format (default: detected from the first event)")
+                        help="dialect (default: detected from the first event)")
     parser.add_argument("--framing", default="auto", choices=["auto", *FRAMERS],
                         help="byte framing (default: the dialect's own; ndjson for .jsonl files)")
     parser.add_argument("--json", action="store_true",

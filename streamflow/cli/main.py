@@ -44,7 +44,7 @@ EXIT_CODES = ("Exit codes, the same for every command: 0 success; 1 a stream tha
               "missing extra; 130 interrupted.")
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "convert": ("streamflow.cli.convert", "re-write a recorded body in another wire format"),
+    "convert": ("streamflow.cli.convert", "re-write a recorded body as another target"),
     "demo": ("streamflow.cli.demo", "stream a tool-using conversation end to end (no key needed)"),
     "gateway": ("streamflow.cli.gateway", "serve the Anthropic and OpenAI APIs over any upstream"),
     "inspect": ("streamflow.cli.inspect",

@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interval", type=float, default=0.02, metavar="SECONDS",
                         help="gap between the events of a raw body at speed 1 (default: 0.02)")
     parser.add_argument("--dialect", default="auto", choices=["auto", *dialect_names()],
-                        help="wire format (default: the recording's, else detected)")
+                        help="dialect (default: the recording's, else detected)")
     parser.add_argument("--framing", default=None, choices=list(FRAMERS),
                         help="byte framing (default: the dialect's own; ndjson for .jsonl)")
     parser.add_argument("--plain", action="store_true", default=None,

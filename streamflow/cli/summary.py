@@ -1,7 +1,7 @@
 """The human summary ``streamflow inspect`` prints: the message, item by item, sanitised.
 
 Model and provider text is untrusted: control characters are shown as visible
-``\\xNN`` escapes (:func:`sanitize`), never written raw to the terminal.
+``\\xNN`` escapes (:func:`escape_for_terminal`), never written raw to the terminal.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ if TYPE_CHECKING:
     from ..recording import Recording
     from .inspect import InspectResult
 
-__all__ = ["render", "render_error", "sanitize"]
+__all__ = ["render", "render_error", "escape_for_terminal"]
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def sanitize(text: str) -> str:
+def escape_for_terminal(text: str) -> str:
     """``text`` made safe for a terminal: C0/C1 controls except newline and tab become ``\\xNN``.
 
     An ESC sequence thus loses its ESC and prints as inert text (``\\x1b[2J``).
@@ -59,14 +59,15 @@ class _Style:
 
 
 def _indent(text: str, prefix: str = "  ") -> list[str]:
-    return [prefix + line if line else prefix.rstrip() for line in sanitize(text).split("\n")]
+    lines = escape_for_terminal(text).split("\n")
+    return [prefix + line if line else prefix.rstrip() for line in lines]
 
 
 def _notes(title: str, data: dict[str, Any] | None) -> str:
     if not data:
         return ""
     parts = [f"{k} ({len(v)} chars)" if isinstance(v, str) else k for k, v in data.items()]
-    return f"  {title}: {', '.join(sanitize(p) for p in parts)}"
+    return f"  {title}: {', '.join(escape_for_terminal(p) for p in parts)}"
 
 
 def _item_lines(item: ContentItem, style: _Style) -> list[str]:
@@ -78,12 +79,12 @@ def _item_lines(item: ContentItem, style: _Style) -> list[str]:
     elif isinstance(item, TextItem):
         body = _indent(item.text)
     elif isinstance(item, ToolCallItem):
-        head += f" {sanitize(item.name)}  id={sanitize(item.tool_call_id)}"
+        head += f" {escape_for_terminal(item.name)}  id={escape_for_terminal(item.tool_call_id)}"
         args = item.arguments
         shown = json.dumps(args, indent=2, ensure_ascii=False) if isinstance(args, dict) else args
         body = _indent(shown) if shown else []
     elif isinstance(item, InlineDataItem):
-        head += f" {sanitize(item.mime_type) or '?'}, {len(item.data)} bytes"
+        head += f" {escape_for_terminal(item.mime_type) or '?'}, {len(item.data)} bytes"
     elif isinstance(item, InlineThinkingItem):
         head += f" {len(item.data)} bytes, opaque"
     elif isinstance(item, EmbeddingItem):
@@ -112,7 +113,7 @@ def _extras_line(provider: dict[str, Any]) -> str:
             parts.append(f"{key}=[{len(value)}]")
         else:
             parts.append(f"{key}={value}")
-    return sanitize(", ".join(parts))
+    return escape_for_terminal(", ".join(parts))
 
 
 def render(result: InspectResult, colour: bool = False) -> str:
@@ -121,8 +122,8 @@ def render(result: InspectResult, colour: bool = False) -> str:
     msg = result.message
     dialect = result.dialect or "not detected"
     lines = [
-        f"id        {sanitize(msg.id or '-')}",
-        f"model     {sanitize(msg.model or '-')}",
+        f"id        {escape_for_terminal(msg.id or '-')}",
+        f"model     {escape_for_terminal(msg.model or '-')}",
         f"dialect   {dialect}" + (f" ({result.framing} framing)" if result.framing else ""),
         f"status    {'complete' if msg.complete else 'partial (the stream failed)'}",
     ]
@@ -142,7 +143,7 @@ def render(result: InspectResult, colour: bool = False) -> str:
 
 def _recorded(recording: Recording) -> str:
     end = recording.end or {}
-    how = sanitize(str(end.get("end") or "cut (no end line)"))
+    how = escape_for_terminal(str(end.get("end") or "cut (no end line)"))
     last = max([t for t, _ in recording.chunks] + [float(end.get("t") or 0.0)])
     chunks = len(recording.chunks)
     extra = f", attempt {recording.attempts}" if recording.attempts > 1 else ""
@@ -157,7 +158,7 @@ def render_error(result: InspectResult, colour: bool = False) -> str:
     name = type(error).__name__
     if isinstance(error, ProviderError) and (error.type or error.code is not None):
         name += f" [{error.type or error.code}]"
-    lines = [_Style(colour).red(f"error: {name}: {sanitize(error.message)}")]
+    lines = [_Style(colour).red(f"error: {name}: {escape_for_terminal(error.message)}")]
     hint = result.hint
     if hint:
         lines.append(f"hint: {hint}")

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from .._source import Source
 from ..providers import HTTPRequest
 from ..sinks.base import BaseSink
 from ..sinks.recorder import Recorder
-from ..sources.bridge import Source
 
 __all__ = ["TurnRecorder"]
 

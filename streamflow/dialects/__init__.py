@@ -1,11 +1,11 @@
-"""The dialect registry: one folder per provider wire format, one line each here.
+"""The dialect registry: one folder per dialect (a provider API's protocol), one line each here.
 
 ``DIALECTS`` maps a dialect name to ``"module:Class"`` of its :class:`Decoder`;
 modules are imported on first use. The order is the order ``dialect="auto"`` asks
 each decoder's ``sniff`` about the first frame, most specific first. ``ENCODERS``
 maps a target name to its :class:`Encoder` (``encode.py`` beside ``decode.py``);
 ``vercel-ui`` and ``ag-ui`` are write-only targets. ``REQUESTS`` maps a dialect with
-a request side to the :class:`~streamflow.dialects.request_base.RequestFormat` its
+a request side to the :class:`~streamflow.dialects.request_base.RequestSide` its
 ``request.py`` declares (parser, builder, endpoints, credentials, error envelope);
 providers, the gateway (one client route per format with a ``client_path``), the
 CLI and redaction (:func:`credential_headers`) read them from here.
@@ -21,7 +21,7 @@ from .base import Decoder
 from .encoder import Encoder
 
 if TYPE_CHECKING:
-    from .request_base import RequestFormat
+    from .request_base import RequestSide
 
 __all__ = ["DIALECTS", "ENCODERS", "REQUESTS", "Decoder", "Encoder", "credential_headers",
            "detect_dialect", "dialect_names", "encoder_names", "get_dialect", "get_encoder",
@@ -50,8 +50,8 @@ ENCODERS: dict[str, str] = {
     "ollama": "streamflow.dialects.ollama.encode:OllamaEncoder",
     "uni": "streamflow.dialects.uni.encode:UniEncoder",
     "uni-jsonl": "streamflow.dialects.uni.encode:UniJSONLEncoder",
-    "vercel-ui": "streamflow.dialects.vercel_ui.encode:VercelUIEncoder",
-    "ag-ui": "streamflow.dialects.ag_ui.encode:AGUIEncoder",
+    "vercel-ui": "streamflow.targets.vercel_ui.encode:VercelUIEncoder",
+    "ag-ui": "streamflow.targets.ag_ui.encode:AGUIEncoder",
 }
 
 REQUESTS: dict[str, str] = {
@@ -106,9 +106,9 @@ def request_names() -> list[str]:
     return list(REQUESTS)
 
 
-def get_request(name: str) -> RequestFormat:
+def get_request(name: str) -> RequestSide:
     """The request side of dialect ``name``; ``ValueError`` for one without."""
-    found: RequestFormat = _load(REQUESTS, "request format", name)
+    found: RequestSide = _load(REQUESTS, "dialect with a request side", name)
     return found
 
 

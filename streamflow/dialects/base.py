@@ -7,11 +7,11 @@ with ``pydantic_core.from_json`` into plain dicts and maps it by hand: that is 3
 cheaper than validating a model per event, and the wire models stay the
 documented schema. Anything malformed surfaces as a typed ``ProtocolError``.
 
-The :class:`~streamflow.dialects.emitter.Emitter` is the one writer of UniEvents
+The :class:`~streamflow.dialects._emitter.Emitter` is the one writer of UniEvents
 all dialects go through (grammar, limits, partial message).
 
 The error contract is h11's: for bad input a decoder raises only streamflow errors
-(``load_json`` here, and the checked readers of :mod:`streamflow.dialects.wire_values`
+(``load_json`` here, and the checked readers of :mod:`streamflow.dialects._readers`
 every dialect reads its fields with, raise them where bad input can cause them); any
 other exception out of :meth:`Decoder.handle` is a bug of ours and propagates as itself.
 """
@@ -32,7 +32,7 @@ from ..events import UniEvent
 from ..framing.sse import ServerSentEvent
 from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Message
-from .emitter import Emitter, merge_provider
+from ._emitter import Emitter, merge_provider
 
 ErrorFields = tuple[str | None, str | None, str | None]
 
@@ -169,7 +169,7 @@ class Decoder(ABC, Generic[F]):
     #: ``gen_ai.provider.name`` of the provider (OpenTelemetry semantic conventions)
     provider_name: ClassVar[str] = ""
 
-    # -- facts about the wire format (read by the faults, the sinks, the sources) --
+    # -- facts about the dialect (read by the faults, the sinks, the sources) --
     @classmethod
     def is_terminator(cls, frame: Any) -> bool:
         """True if ``frame`` is the event that ends a stream of this dialect."""

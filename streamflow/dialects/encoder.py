@@ -1,4 +1,4 @@
-"""The sans-IO encoder base: UniEvents in, one wire format's body bytes out.
+"""The sans-IO encoder base: UniEvents in, one target's body bytes out.
 
 An encoder is the mirror of a :class:`~streamflow.dialects.base.Decoder`. It is fed
 the events of one stream in order and returns the bytes to write for each, as they

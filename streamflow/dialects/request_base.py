@@ -1,18 +1,18 @@
-"""What a dialect's ``request.py`` declares: its request side, one :class:`RequestFormat` (sans-IO).
+"""What a dialect's ``request.py`` declares: its request side, one :class:`RequestSide` (sans-IO).
 
 A dialect with a request side (``dialects/<name>/request.py``) reads a client's
 request into the neutral :class:`~streamflow.providers.request.ChatRequest`
 (``parse``), writes one (``build``), and states the facts every user of the
-format needs: where a request goes (``path`` under the base URL, ``client_path``
-where the gateway serves clients of the format), how the API key travels
+dialect needs: where a request goes (``path`` under the base URL, ``client_path``
+where the gateway serves clients of the dialect), how the API key travels
 (``credential``), the fixed headers, the error envelope, the non-streaming answer
 (``reply``) and which neutral options its builder can carry (``takes``).
 :class:`~streamflow.providers.base.Provider`, the gateway and the CLI read them
 from the registry (``streamflow.dialects.REQUESTS``), and
 :func:`streamflow.dialects.credential_headers` (the one credential list,
-redaction included) is the union of every format's ``credential``.
+redaction included) is the union of every dialect's ``credential``.
 
-``RequestFormat.http_request(base_url, request, api_key=...)`` is the streaming
+``RequestSide.http_request(base_url, request, api_key=...)`` is the streaming
 upstream request. Base URLs follow the official SDKs: OpenAI's includes ``/v1``,
 Anthropic's and Gemini's do not.
 """
@@ -30,7 +30,7 @@ from ..message import Message
 from ..providers.base import HTTPRequest
 from ..providers.request import ChatRequest
 
-__all__ = ["BASE_CREDENTIALS", "NEUTRAL_OPTIONS", "ErrorInfo", "RequestFormat", "reply_id"]
+__all__ = ["BASE_CREDENTIALS", "NEUTRAL_OPTIONS", "ErrorInfo", "RequestSide", "reply_id"]
 
 BASE_CREDENTIALS: tuple[str, ...] = ("authorization", "proxy-authorization", "api-key")
 """Credential headers of no dialect in particular (bearer tokens, Azure's ``api-key``)."""
@@ -39,12 +39,12 @@ NEUTRAL_OPTIONS: frozenset[str] = frozenset({
     "max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice", "parallel_tool_calls",
     "thinking", "response_format", "seed", "top_k", "frequency_penalty", "presence_penalty",
     "user", "metadata", "n"})
-"""The options a parser may record in ``ChatRequest.asked`` (see :class:`RequestFormat`)."""
+"""The options a parser may record in ``ChatRequest.asked`` (see :class:`RequestSide`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
-    """One error as an envelope writes it: status, type (``None``: the format's own for the
+    """One error as an envelope writes it: status, type (``None``: the dialect's own for the
     status), message and code."""
 
     status: int
@@ -54,15 +54,15 @@ class ErrorInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class RequestFormat:
+class RequestSide:
     """The request side of one dialect (see the module doc).
 
     ``build(request)`` writes the body; ``parse(body)`` reads one (``None``: written
     only, an upstream such as Gemini); ``path`` is the upstream endpoint under the
     base URL (``{model}`` filled in); ``client_path`` the route the gateway serves
-    for clients of the format (``None``: not served); ``credential`` the header
+    for clients of the dialect (``None``: not served); ``credential`` the header
     carrying the API key (``bearer``: as ``Bearer <key>``); ``headers`` are sent on
-    every request; ``error_body(info)`` is the format's error envelope; ``reply``
+    every request; ``error_body(info)`` is the dialect's error envelope; ``reply``
     the non-streaming answer of a message (``None``: streams only); ``takes`` the
     neutral options (names of :data:`NEUTRAL_OPTIONS`) ``build`` carries;
     ``tune(body, base_url)`` adjusts a built body for one server (OpenAI's own API
@@ -87,7 +87,7 @@ class RequestFormat:
 
     @property
     def stream_dialect(self) -> str:
-        """The dialect whose decoder reads and whose encoder writes this format's streams."""
+        """The dialect whose decoder reads and whose encoder writes this dialect's streams."""
         return self.codec or self.name
 
     def credentials(self, api_key: str | None) -> dict[str, str]:
@@ -114,8 +114,8 @@ class RequestFormat:
     def unsupported(self, request: ChatRequest) -> list[str]:
         """The client's options ``build`` would lose, by the client's own names.
 
-        The neutral options the request asked for that this format does not take,
-        and, for a request parsed from another format, every field of the source
+        The neutral options the request asked for that this dialect does not take,
+        and, for a request parsed from another dialect, every field of the source
         body the neutral model has no place for (``request.extra``).
         """
         lost = [key for option, key in request.asked.items() if option not in self.takes]

@@ -26,8 +26,8 @@ from typing import Any
 from pydantic_core import from_json, to_json
 
 from ..events import JSONDict, TextItem, ToolCallItem, event_from_dict
+from ..targets._ui_run import UIRunEncoder
 from ..tools import ToolResult
-from .ui_run import UIRunEncoder
 
 __all__ = ["agent_record", "feed_agent_event", "feed_agent_record"]
 

@@ -1,4 +1,4 @@
-"""What the dialect-aware faults need to know of each wire format.
+"""What the dialect-aware faults need to know of each dialect.
 
 For each dialect a :class:`Profile` says which framed event ends the stream (so
 ``DropTerminator`` can remove it) and how the provider writes an in-band error after

@@ -21,10 +21,10 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
+from .._source import Source
 from ..errors import TransportError
 from ..limits import Limits
 from ..server.routes import Route
-from ..sources.bridge import Source
 from .chunks import Chunk, Pause, Reset, as_chunks
 from .operators import RESET_MESSAGE
 from .recipes import Chain, Fault, iter_apply

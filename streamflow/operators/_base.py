@@ -20,9 +20,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable, SingleAssignmentDisposable
 
 from .._scope import report_unhandled
-from ..sources.bridge import Source
-
-__all__ = ["Handlers", "Operator", "stateful", "subscriber"]
+from .._source import Source
 
 A = TypeVar("A")
 B = TypeVar("B")

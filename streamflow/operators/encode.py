@@ -1,4 +1,4 @@
-"""``encode(dialect, **flavour)``: UniEvents -> the body bytes of a wire format, as they come.
+"""``encode(dialect, **flavour)``: UniEvents -> the body bytes of a target, as they come.
 
 Marble::
 

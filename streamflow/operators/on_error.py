@@ -8,7 +8,7 @@ Marble::
     on_error("retry"):      #503 ...backoff... --e1--e2--stop--|   (no output yet: transparent)
     retry, after_output:    --e1--#503 --StreamRestart(discard=1)-- ...backoff... --e1--e2--stop--|
 
-Place it after ``pipeline()``/``normalize()``, which attach ``partial`` to every error.
+Place it after ``pipeline()``/``decode()``, which attach ``partial`` to every error.
 
 * ``"convert"``: a typed streamflow error becomes the item :class:`StreamFailure`
   (error + partial message), then completion -- for sinks that want failures as

@@ -5,14 +5,14 @@ Marble (anthropic)::
     frames:       --SSE(message_start)--SSE(content_block_delta)--SSE(ping)--|
     parse_wire(): --MessageStartEvent---ContentBlockDeltaEvent----PingEvent--|
 
-(Its old name ``decode`` stays as an alias: in streamflow "decode" means frames ->
-UniEvents, what :class:`~streamflow.StreamDecoder` and the dialects' ``decode.py`` do.)
+(Not ``decode``: in streamflow "decode" means frames -> UniEvents, what
+:func:`~streamflow.operators.decode` and the dialects' ``decode.py`` do.)
 
 For applications that want the provider's own schema, typed. The models come from
 the dialect's ``Decoder.parse_wire`` (e.g. :mod:`streamflow.dialects.anthropic.wire`);
 a frame that does not validate is a ``ProtocolError`` keeping the raw text. Empty
 data frames (keep-alives) are skipped. ``dialect="auto"`` detects the dialect from
-the first frame. To get UniEvents, use :func:`~streamflow.operators.normalize`
+the first frame. To get UniEvents, use :func:`~streamflow.operators.decode`
 on the frames instead (see there for why it does not start from these models).
 """
 
@@ -28,7 +28,7 @@ from ..dialects import get_dialect, require_dialect
 from ..errors import ProtocolError
 from ._base import Handlers, Operator, stateful
 
-__all__ = ["decode", "parse_wire", "wire_parser"]
+__all__ = ["parse_wire", "wire_parser"]
 
 
 def wire_parser(dialect: str) -> Callable[[str], BaseModel]:
@@ -65,7 +65,4 @@ def parse_wire(dialect: str = "auto", *, framing: str = "sse") -> Operator[Any, 
         return on_next, observer.on_error, observer.on_completed
 
     return stateful(setup)
-
-
-decode = parse_wire
 """The old name of :func:`parse_wire`."""

@@ -5,7 +5,7 @@ Marble::
     bytes:      --b'event: message_start\\ndata: {..}\\n\\n'--b'...text_delta "Hi"...'--...--|
     pipeline(): ------------------------------------------text.delta("Hi")--text.done--stop--|
 
-The common case of ``frame() -> normalize()`` fused: it wraps one
+The common case of ``frame() -> decode()`` fused: it wraps one
 :class:`streamflow.StreamDecoder` (framer + dialect decoder, sans-IO) per
 subscription, handing it ``observer.on_next`` as its ``emit``, so the per-token work
 stays in the core and the reactive layer costs one hop per event, not three (each
@@ -37,7 +37,7 @@ def decoder_handlers(decoder: StreamDecoder, observer: abc.ObserverBase[Any], *,
     """The handlers of one subscription feeding ``decoder`` (built by the caller, emitting
     where the caller chose: ``observer.on_next``, or ``run()``'s fan-out).
 
-    The shared body of ``pipeline``, ``normalize`` (``frames=True``: items are frames)
+    The shared body of ``pipeline``, ``decode`` (``frames=True``: items are frames)
     and ``run()``'s front: ``on_next`` feeds, ``on_completed`` closes (the decoder
     raises if the stream was cut), ``on_error`` passes the upstream error on with
     ``partial`` attached -- or completes when the stream had already stopped (a
@@ -74,10 +74,10 @@ def as_frame(item: Any) -> Any:
 
 def pipeline(dialect: str = "auto", framing: str | None = None, limits: Limits | None = None,
              **options: Any) -> Operator[bytes, UniEvent]:
-    """An operator from body chunks to UniEvents (frame + decode + normalize fused).
+    """An operator from body chunks to UniEvents (frame + decode fused).
 
     Args:
-        dialect: the wire format (``"anthropic"``, ``"openai-chat"``, ``"gemini"``...);
+        dialect: the source's dialect (``"anthropic"``, ``"openai-chat"``, ``"gemini"``...);
             ``"auto"`` detects it from the first event.
         framing: override the dialect's framing (``"ndjson"`` reads a ``.jsonl``
             recording); ``None`` uses the dialect's own, sniffed for ``"auto"``.

@@ -43,7 +43,7 @@ class HTTPRequest:
     def redacted_headers(self) -> dict[str, str]:
         """The headers with credentials masked (for logs and ``--dry-run`` output).
 
-        The credential headers are those of every registered request format
+        The credential headers are those of every registered request side
         (:func:`streamflow.dialects.credential_headers`), so a new dialect's key
         header is masked too.
         """
@@ -84,7 +84,7 @@ class Provider(ABC):
 
     def http_headers(self) -> dict[str, str]:
         """The request headers: JSON in, SSE out, the dialect's fixed and credential
-        headers (from its request format in the registry), then ``extra_headers``."""
+        headers (from its request side in the registry), then ``extra_headers``."""
         from ..dialects import get_request
         return {"content-type": "application/json", "accept": "text/event-stream",
                 **get_request(self.dialect).credentials(self.api_key), **self.extra_headers}

@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..dialects._request_values import image_data_url
 from ..dialects.openai_chat.request import assistant_message, is_official
-from ..dialects.request_values import image_data_url
 from ..events import InlineDataItem
 from ..message import Message
 from ..tools import Tool, ToolResult

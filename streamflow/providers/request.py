@@ -3,7 +3,7 @@
 Each dialect with a request side has a parser (``parse(body) -> ChatRequest``) and a
 builder (``build(request) -> dict``) in its ``dialects/<name>/request.py``, reached
 through ``streamflow.dialects.get_request(name)``; a translating gateway is
-``build_X(parse_Y(body))``, refusing what X cannot carry (``RequestFormat.unsupported``).
+``build_X(parse_Y(body))``, refusing what X cannot carry (``RequestSide.unsupported``).
 
 The parts of a turn are the UniEvent ``.done`` items themselves (``TextItem``,
 ``ThinkingItem``, ``ToolCallItem``, ``InlineThinkingItem``, ``InlineDataItem``)

@@ -53,11 +53,11 @@ import reactivex
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
+from .._source import ChunkStream, Source
 from ..errors import CancelledStreamError, StreamflowError
 from ..events import JSONDict, UniEvent
 from ..outcome import StreamRestart
 from ..recording import FORMAT_VERSION, MAGIC, Recording, is_recording, read_recording
-from ..sources.bridge import ChunkStream, Source
 from .base import BaseSink
 from .stats import Clock
 

@@ -5,7 +5,7 @@
     async with RedisStreamSink("redis://127.0.0.1:6379", "answer:42", ttl=600) as sink:
         await streamflow.run(source, sink)       # readers: streamflow.sources.from_redis
 
-Entries (see :mod:`streamflow.sources.redis_streams`): a ``start`` entry when the sink
+Entries (see :mod:`streamflow._redis.streams`): a ``start`` entry when the sink
 starts, one ``event`` entry per UniEvent in the ``uni`` encoding, a ``beat`` entry
 whenever ``heartbeat`` seconds pass without a write while live, and the terminal
 ``end`` entry -- the stop event, or the typed error (its partial message is the
@@ -17,7 +17,7 @@ a producer that died (SIGKILL) still goes away.
 
 The sink names its entries ``<ms>-<n>`` (its clock at the start, then a count from
 0): readers tell a trimmed or lost entry from the ids alone, and a write that
-:class:`~streamflow.sources.redis_link.RedisLink` retries after a dropped connection
+:class:`~streamflow._redis.link.RedisLink` retries after a dropped connection
 is refused by Redis if it had arrived, never stored twice.
 
 The sink never stops the upstream: ``run()`` reads it to its end (bounded by the
@@ -40,11 +40,8 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from .._scope import current_scope
-from ..errors import CancelledStreamError, StreamflowError, TransportError
-from ..events import UniEvent, usage_to_dict
-from ..sources.redis_link import transport_error
-from ..sources.redis_streams import (
+from .._redis.link import transport_error
+from .._redis.streams import (
     BEAT,
     DEFAULT_HEARTBEAT,
     END,
@@ -54,6 +51,9 @@ from ..sources.redis_streams import (
     entry_id,
     parse_entry,
 )
+from .._scope import current_scope
+from ..errors import CancelledStreamError, StreamflowError, TransportError
+from ..events import UniEvent, usage_to_dict
 from .base import AsyncSink
 
 __all__ = ["RedisStreamSink"]
@@ -84,7 +84,7 @@ class RedisStreamSink(AsyncSink):
       write of a producer that died); default one hour.
     * ``heartbeat`` -- seconds without a write after which a heartbeat entry is
       written; readers give up after three missed beats.
-    * ``link`` -- a :class:`~streamflow.sources.redis_streams.RedisLink` to share
+    * ``link`` -- a :class:`~streamflow._redis.streams.RedisLink` to share
       (its connection pool); by default the sink opens and closes its own.
 
     One writer task sends the entries: events that arrive while a write is in

@@ -38,10 +38,9 @@ from ..events import ContentItem, ToolCallItem, UniEvent
 from ..outcome import StreamRestart
 from ..partial_json import ArgumentBuffer
 from ..tools import ToolResult
-from .base import BaseSink
-from .render_live import LiveScreen
-from .render_markdown import BlockSplitter, BottomLines, LineBreakMarkdown
-from .render_parts import (
+from ._render_live import LiveScreen
+from ._render_markdown import BlockSplitter, BottomLines, LineBreakMarkdown
+from ._render_parts import (
     THINKING_STYLE,
     error_line,
     fit_line,
@@ -50,8 +49,9 @@ from .render_parts import (
     other_line,
     tool_line,
 )
-from .render_plain import PlainWriter
-from .render_tools import result_line, show_result
+from ._render_plain import PlainWriter
+from ._render_tools import result_line, show_result
+from .base import BaseSink
 from .sanitize import StreamSanitizer, sanitize
 from .stats import Clock, StreamStats
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
-from .._scope import NoScopeError, Scope, current_scope, scope
-from .bridge import Source
+from .._scope import Scope, current_scope, scope
+from .._source import Source
+from ..errors import NoScopeError
 from .file import framing_for_path, from_file
 from .iterables import (
     AsyncIterableSource,
@@ -24,8 +25,8 @@ from .iterables import (
 from .redis import RedisSource, from_redis
 
 if TYPE_CHECKING:  # loaded lazily at run time (see __getattr__)
+    from ._http_errors import status_error, transport_error
     from .http import AsyncHTTPSource, from_httpx
-    from .http_errors import status_error, transport_error
     from .replay import ReplaySource
 
 __all__ = [
@@ -54,8 +55,8 @@ _LAZY = {  # the httpx-based names load on first use
     "AsyncHTTPSource": ".http",
     "from_httpx": ".http",
     "ReplaySource": ".replay",
-    "status_error": ".http_errors",
-    "transport_error": ".http_errors",
+    "status_error": "._http_errors",
+    "transport_error": "._http_errors",
 }
 
 

@@ -10,7 +10,7 @@ Marble (one subscription = one HTTP request)::
 
 Every wait of the exchange is bounded: connecting by the request's connect timeout
 (:data:`CONNECT_TIMEOUT` when it has none), the response headers and a non-2xx
-error body (at most 64 KiB, read for its envelope, :mod:`streamflow.sources.http_errors`)
+error body (at most 64 KiB, read for its envelope, :mod:`streamflow.sources._http_errors`)
 each by the idle timeout as a whole, and every body read by the idle timeout.
 Each error names the method and URL, and a timeout says what had arrived.
 ``request`` is an ``httpx.Request`` (``client.build_request(...)``) or a factory of
@@ -29,10 +29,10 @@ import anyio
 import httpx
 
 from .._scope import ChunkStream, current_scope
+from .._source import Source
 from ..limits import DEFAULT_LIMITS, Limits
-from .bridge import Source
-from .http_body import body_chunks, body_chunks_sync
-from .http_errors import (
+from ._http_body import body_chunks, body_chunks_sync
+from ._http_errors import (
     MAX_ERROR_BODY,
     error_body_timeout,
     headers_timeout,

@@ -8,7 +8,7 @@ Marble (one subscription)::
 
 Inside a scope (``run()`` / ``async with scope()``) each pumps from an anyio task
 and yields to the loop after every chunk; outside one the synchronous sources push
-in the subscribing thread (see :mod:`streamflow.sources.bridge`).
+in the subscribing thread (see :mod:`streamflow._source`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from reactivex import abc
 from reactivex.disposable import Disposable
 from reactivex.scheduler import CurrentThreadScheduler
 
+from .._source import ChunkStream, Source
 from ..errors import StreamflowError
 from ..limits import DEFAULT_LIMITS, Limits
-from .bridge import ChunkStream, Source
 
 __all__ = [
     "AsyncIterableSource",

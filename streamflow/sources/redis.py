@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 
-from ..dialects.frames_out import sse_data, text_bytes
+from .._redis.streams import BEAT, END, EVENT, RedisLink, entry_key, read_entries
+from .._source import ChunkStream, Source
+from ..dialects._frames_out import sse_data, text_bytes
 from ..limits import Limits
-from .bridge import ChunkStream, Source
-from .redis_streams import BEAT, END, EVENT, RedisLink, entry_key, read_entries
 
 __all__ = ["RedisSource", "from_redis"]
 
@@ -97,7 +97,7 @@ def from_redis(url: str, key: str, *, last_event_id: str | None = None,
     earlier events only rebuild the message) and tails it until the terminal entry.
     ``window``: seconds without any entry before ``StreamTimeoutError`` (default:
     three of the producer's heartbeats). ``link``: a shared
-    :class:`~streamflow.sources.redis_streams.RedisLink` (one connection pool for many
+    :class:`~streamflow._redis.streams.RedisLink` (one connection pool for many
     readers; by default each subscription opens its own). Subscribe it inside
     ``streamflow.run()`` / ``stream()`` / ``scope()``.
     """

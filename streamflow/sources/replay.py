@@ -21,7 +21,7 @@ the idle limit in effect (600 s unless the source or ``run()`` set one) -- ends 
 replay with :class:`~streamflow.errors.StreamTimeoutError` at that point, as the live
 stream would have, instead of sleeping (``"t": 1e308`` never hangs).
 
-* :class:`ReplaySource` -- a :class:`~streamflow.sources.bridge.Source` for
+* :class:`ReplaySource` -- a :class:`~streamflow._source.Source` for
   :func:`streamflow.run` and reactivex (asyncio and trio; outside a scope, as in
   ``run_sync``, it pushes in the subscribing thread, blocking between chunks);
 * :func:`replay_async` -- the same as an async iterator of chunks;
@@ -45,10 +45,10 @@ import anyio.lowlevel
 from reactivex import abc
 
 from .._scope import current_scope
+from .._source import Source
 from ..errors import StreamTimeoutError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..recording import Recording, is_recording, read_recording
-from .bridge import Source
 from .file import framing_for_path
 from .iterables import from_iterable
 

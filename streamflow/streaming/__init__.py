@@ -6,9 +6,9 @@ The form every SDK offers first, on top of the same pipeline as ``run()``:
 
 from __future__ import annotations
 
+from ._views import Blocks, BlockStream, TextStream
 from .async_stream import Stream, stream
 from .sync_stream import SyncBlockStream, SyncStream, stream_sync
-from .views import Blocks, BlockStream, TextStream
 
 __all__ = ["BlockStream", "Blocks", "Stream", "SyncBlockStream", "SyncStream", "TextStream",
            "stream", "stream_sync"]

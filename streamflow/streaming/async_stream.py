@@ -20,7 +20,7 @@ error is raised by the iteration after every event before it; a failed sink give
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any
@@ -33,9 +33,10 @@ from ..limits import Limits
 from ..message import Message
 from ..runtime import Run
 from ..structured import OutputFrom
-from .channel import Channel
+from ..types import SinkLike, SourceLike
+from ._channel import Channel
+from ._views import Blocks, BlockStream, TextStream
 from .output import StructuredOutput
-from .views import Blocks, BlockStream, TextStream
 
 __all__ = ["BlockStream", "Stream", "stream"]
 
@@ -164,16 +165,17 @@ class Stream:
         return self._output.final(await self.final_message())
 
 
-def stream(source: Any, *, dialect: str = "auto", sinks: Any = (), framing: str | None = None,
-           limits: Limits | None = None, buffer: int = 256, transforms: Sequence[Any] = (),
-           output: Any = None, output_from: OutputFrom = "auto", **options: Any) -> Stream:
+def stream(source: SourceLike, *, dialect: str = "auto", sinks: Iterable[SinkLike] = (),
+           framing: str | None = None, limits: Limits | None = None, buffer: int = 256,
+           transforms: Sequence[Any] = (), output: Any = None, output_from: OutputFrom = "auto",
+           **options: Any) -> Stream:
     """A :class:`Stream` over ``source``, to use as ``async with stream(...) as s``.
 
     Args:
         source: a streamflow source (``from_httpx``, ``from_bytes``, ``ReplaySource``,
             a composed pipeline of UniEvents), ``bytes``, an async or sync iterable of
             ``bytes``, or an ``httpx.Response`` opened with ``stream=True``.
-        dialect: the wire format (``"anthropic"``, ``"openai-chat"``...); ``"auto"``
+        dialect: the source's dialect (``"anthropic"``, ``"openai-chat"``...); ``"auto"``
             detects it from the first event.
         sinks: sinks fed every item, exactly as ``streamflow.run(source, *sinks)``.
         framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).

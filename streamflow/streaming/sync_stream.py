@@ -34,6 +34,7 @@ from ..runtime import Run
 from ..sinks.base import AsyncSink
 from ..sources.iterables import SyncSource
 from ..structured import OutputFrom
+from ..types import SinkLike, SourceLike
 from .output import StructuredOutput
 
 __all__ = ["SyncBlockStream", "SyncStream", "stream_sync"]
@@ -256,7 +257,7 @@ class _Collect:
         """Nothing."""
 
 
-def stream_sync(source: Any, *, dialect: str = "auto", sinks: Any = (),
+def stream_sync(source: SourceLike, *, dialect: str = "auto", sinks: Iterable[SinkLike] = (),
                 framing: str | None = None, limits: Limits | None = None,
                 output: Any = None, output_from: OutputFrom = "auto",
                 **options: Any) -> SyncStream:
@@ -266,7 +267,7 @@ def stream_sync(source: Any, *, dialect: str = "auto", sinks: Any = (),
         source: ``bytes``, an iterable of ``bytes`` chunks, a sync streamflow source
             (``from_bytes``, ``from_file``, ``ReplaySource``, ``from_httpx`` with an
             ``httpx.Client``) or a sync ``httpx.Response`` opened with ``stream=True``.
-        dialect: the wire format; ``"auto"`` detects it from the first event.
+        dialect: the source's dialect; ``"auto"`` detects it from the first event.
         sinks: sync sinks fed every item, exactly as ``streamflow.run_sync`` feeds them.
         framing: override the dialect's framing (``"ndjson"`` for ``.jsonl``).
         limits: :class:`~streamflow.Limits` for the decoder.

@@ -20,7 +20,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..dialects.ui_run import streamflow_metadata
 from ..events import (
     ContentItem,
     InlineDataItem,
@@ -34,6 +33,7 @@ from ..events import (
 from ..message import Message
 from ..providers.request import Part, ToolResultPart, Turn
 from ..sinks.base import AsyncSink
+from ..targets._ui_run import streamflow_metadata
 from ..tools import ToolResult
 
 __all__ = ["Answer", "AnswerRecorder", "FinishStatus", "OnFinish", "call_on_finish",

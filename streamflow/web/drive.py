@@ -19,13 +19,13 @@ from typing import Any
 from ..agent import Agent, AgentResult, AgentStream, Decision
 from ..dialects.encoder import BodyWriter
 from ..dialects.ui_agent import feed_agent_event
-from ..dialects.ui_run import UIRunEncoder
 from ..errors import StreamflowError
 from ..events import JSONDict, UniEvent
 from ..limits import Limits
 from ..providers.request import Turn
 from ..runtime import run
 from ..sinks.base import AsyncSink
+from ..targets._ui_run import UIRunEncoder
 from ..tools import ToolResult
 from .history import to_dialect
 from .outbox import Outbox

@@ -26,12 +26,12 @@ import anyio
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from ..dialects.ag_ui.encode import AGUIEncoder
-from ..dialects.ui_run import UIRunEncoder
-from ..dialects.vercel_ui.encode import HEADERS as UI_MESSAGE_STREAM_HEADERS
-from ..dialects.vercel_ui.encode import VercelUIEncoder
 from ..limits import Limits
 from ..structured import OutputFrom
+from ..targets._ui_run import UIRunEncoder
+from ..targets.ag_ui.encode import AGUIEncoder
+from ..targets.vercel_ui.encode import HEADERS as UI_MESSAGE_STREAM_HEADERS
+from ..targets.vercel_ui.encode import VercelUIEncoder
 from .answer import AnswerRecorder, FinishStatus, OnFinish, call_on_finish
 from .drive import produce
 from .outbox import Outbox

@@ -52,13 +52,13 @@ from anyio.abc import TaskGroup
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from .._redis.link import RedisLink
+from .._redis.tailer import Tailer
 from ..dialects.ui_agent import agent_record
 from ..errors import CancelledStreamError, SinkError, StreamflowError, StreamTimeoutError
 from ..limits import Limits
 from ..runtime import run
 from ..sinks.redis import RedisStreamSink
-from ..sources.redis_link import RedisLink
-from ..sources.redis_tailer import Tailer
 from .answer import AnswerRecorder, FinishStatus, OnFinish, call_on_finish
 from .drive import AgentRun
 from .resume_access import (

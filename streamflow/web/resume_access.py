@@ -35,7 +35,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from ..errors import LimitExceededError, StreamflowError
 
 if TYPE_CHECKING:
-    from ..sources.redis_link import RedisLink
+    from .._redis.link import RedisLink
 
 __all__ = ["CHAT_ID", "PROTOCOLS", "TOKEN_HEADER", "TOKEN_QUERY", "LiveStreams",
            "ResumeRefused", "Started", "check_chat_id", "forbidden", "hash_token", "new_token",

@@ -20,17 +20,17 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any, cast
 
+from .._redis.link import RedisLink
+from .._redis.streams import BEAT, END, EVENT, Entry, entry_id, entry_key, read_batches
+from .._redis.tailer import Tailer
 from ..dialects import get_encoder
+from ..dialects._frames_out import field_line
 from ..dialects.encoder import Encoder
-from ..dialects.frames_out import field_line
 from ..dialects.ui_agent import feed_agent_record
-from ..dialects.ui_run import UIRunEncoder
 from ..errors import StreamflowError
 from ..events import JSONDict, UniEvent, event_from_dict
 from ..sources.redis import HEARTBEAT_FRAME, sse_frame
-from ..sources.redis_link import RedisLink
-from ..sources.redis_streams import BEAT, END, EVENT, Entry, entry_id, entry_key, read_batches
-from ..sources.redis_tailer import Tailer
+from ..targets._ui_run import UIRunEncoder
 
 __all__ = ["encoder_for", "headers_for", "parse_last_event_id", "sse_body"]
 
@@ -133,7 +133,7 @@ def encoder_for(to: str, key: str, chat_id: str, flavour: dict[str, Any]) -> Enc
 def headers_for(to: str) -> dict[str, str]:
     """The response headers of protocol ``to``."""
     if to == "vercel-ui":
-        from ..dialects.vercel_ui.encode import HEADERS
+        from ..targets.vercel_ui.encode import HEADERS
 
         return dict(HEADERS)
     return {"cache-control": "no-cache", "x-accel-buffering": "no"}

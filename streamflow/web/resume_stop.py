@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
+from .._redis.link import RedisLink
 from ..errors import StreamflowError
-from ..sources.redis_link import RedisLink
 
 __all__ = ["STOP_POLL", "until_stopped"]
 

@@ -15,7 +15,7 @@ from realdata import DATA, REAL, framing_for, real_body, real_path
 
 import streamflow
 from streamflow import StreamflowError, assemble
-from streamflow.cli.inspect import sanitize
+from streamflow.cli.inspect import escape_for_terminal
 from streamflow.cli.main import COMMANDS, main
 
 CLI = DATA / "cli"
@@ -208,8 +208,8 @@ def test_control_characters_never_reach_the_terminal(capsys: pytest.CaptureFixtu
 
 
 def test_sanitize_keeps_printable_unicode() -> None:
-    assert sanitize("naïve — 日本語\n\tok") == "naïve — 日本語\n\tok"
-    assert sanitize("\x00\x1b\x7f\x85") == "\\x00\\x1b\\x7f\\x85"
+    assert escape_for_terminal("naïve — 日本語\n\tok") == "naïve — 日本語\n\tok"
+    assert escape_for_terminal("\x00\x1b\x7f\x85") == "\\x00\\x1b\\x7f\\x85"
 
 
 def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:

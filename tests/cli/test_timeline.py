@@ -13,8 +13,8 @@ import streamflow
 from streamflow.cli.main import main
 from streamflow.cli.timeline_model import build_timeline
 from streamflow.operators import pipeline
+from streamflow.recording import read_recording
 from streamflow.sinks.recorder import Recorder
-from streamflow.sinks.recording import read_recording
 from streamflow.sources.replay import ReplaySource, split_body
 
 BUNDLED = Path(streamflow.__file__).parent / "demo" / "recordings"

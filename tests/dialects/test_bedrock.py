@@ -25,7 +25,7 @@ from streamflow.errors import (
 from streamflow.events import InlineThinkingItem, ThinkingItem, ToolCallItem, UniEvent
 from streamflow.framing.eventstream import encode_message
 from streamflow.framing.sse import ServerSentEvent
-from streamflow.sources.http_errors import status_error
+from streamflow.sources._http_errors import status_error
 
 MODEL = botocore.session.get_session().get_service_model("bedrock-runtime")
 

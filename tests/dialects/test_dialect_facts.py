@@ -1,4 +1,4 @@
-"""The facts of a wire format live on its dialect (issue 10, item 6).
+"""The facts of a dialect live on its Decoder (issue 10, item 6).
 
 The terminator test and the in-band error writer the faults use, the provider name
 the OpenTelemetry sink reports and the HTTP error envelope the sources read are
@@ -16,7 +16,7 @@ from streamflow.errors import ProviderError
 from streamflow.faults.profiles import profile_for
 from streamflow.framing import make_framer
 from streamflow.sinks.semconv import provider_name
-from streamflow.sources.http_errors import status_error
+from streamflow.sources._http_errors import status_error
 
 BODIES = fault_bodies()
 

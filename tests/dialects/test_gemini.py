@@ -17,7 +17,7 @@ from realdata import framing_for, real_body
 
 from streamflow.decoder import StreamDecoder
 from streamflow.dialects import detect_dialect, get_dialect
-from streamflow.dialects.gemini.args import ArgsWriter, parse_json_path
+from streamflow.dialects.gemini._args import ArgsWriter, parse_json_path
 from streamflow.dialects.gemini.decode import GeminiDecoder
 from streamflow.dialects.gemini.wire import ErrorResponse, GenerateContentResponse, parse_event
 from streamflow.errors import (

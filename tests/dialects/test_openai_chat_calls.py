@@ -1,4 +1,4 @@
-"""De-interleaving of OpenAI ``tool_calls`` fragments (streamflow.dialects.openai_chat.calls)."""
+"""De-interleaving of OpenAI ``tool_calls`` fragments (streamflow.dialects.openai_chat._calls)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from streamflow.decoder import StreamDecoder
 from streamflow.dialects.base import Emitter
-from streamflow.dialects.openai_chat.calls import ToolCalls
+from streamflow.dialects.openai_chat._calls import ToolCalls
 from streamflow.errors import ProtocolError
 from streamflow.events import ToolCallItem
 

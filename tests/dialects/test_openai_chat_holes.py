@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from streamflow import StreamDecoder
-from streamflow.dialects.openai_chat import calls as calls_module
+from streamflow.dialects.openai_chat import _calls as calls_module
 from streamflow.errors import LimitExceededError
 from streamflow.limits import Limits
 

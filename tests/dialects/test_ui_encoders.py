@@ -19,8 +19,6 @@ from hypothesis import strategies as st
 import streamflow
 from streamflow.decoder import StreamDecoder
 from streamflow.dialects import get_encoder
-from streamflow.dialects.ag_ui.encode import AGUIEncoder
-from streamflow.dialects.vercel_ui.encode import VercelUIEncoder
 from streamflow.errors import ProviderError, ToolCallArgumentParseError
 from streamflow.events import (
     EmbeddingItem,
@@ -33,6 +31,8 @@ from streamflow.events import (
     Usage,
 )
 from streamflow.message import Assembler
+from streamflow.targets.ag_ui.encode import AGUIEncoder
+from streamflow.targets.vercel_ui.encode import VercelUIEncoder
 from streamflow.tools import ToolResult
 
 FIXED = {"thread_id": "t", "run_id": "r", "message_id": "m"}

@@ -146,9 +146,9 @@ async def test_non_streaming_times_are_seconds_like_the_streams(gateway: Any) ->
 THROWAWAY = '''
 """A dialect with only a request side: OpenAI chat bodies on its own path and key header."""
 from streamflow.dialects.openai_chat import request as chat
-from streamflow.dialects.request_base import RequestFormat
+from streamflow.dialects.request_base import RequestSide
 
-REQUEST = RequestFormat(
+REQUEST = RequestSide(
     name="throwaway", build=chat.build, parse=chat.parse, path="/chat",
     client_path="/throwaway/v1/chat/completions", credential="x-throwaway-key", bearer=False,
     error_body=chat.error_body, reply=chat.message_body, takes=chat.REQUEST.takes,

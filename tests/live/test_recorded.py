@@ -26,7 +26,7 @@ from streamflow.decoder import StreamDecoder
 from streamflow.errors import HTTPStatusError, StreamflowError
 from streamflow.events import TextItem
 from streamflow.message import Message
-from streamflow.sources.http_errors import status_error
+from streamflow.sources._http_errors import status_error
 
 LIVE = DATA / "live"
 METAS = [json.loads(p.read_text()) for p in sorted(LIVE.glob("*.meta"))]

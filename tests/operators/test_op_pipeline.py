@@ -33,11 +33,11 @@ def collect(observable: Any) -> tuple[list[Any], list[Exception], list[bool]]:
 def test_every_operator_is_importable_as_module_and_function() -> None:
     import importlib
 
-    for name in ("frame", "parse_wire", "normalize", "group_by_block", "accumulate_json",
+    for name in ("frame", "parse_wire", "decode", "group_by_block", "accumulate_json",
                  "tap_usage", "on_error", "pipeline"):
         module = importlib.import_module(f"streamflow.operators.{name}")
         assert getattr(module, name) is getattr(streamflow.operators, name)
-    assert streamflow.operators.decode is streamflow.operators.parse_wire  # the old name
+    assert not hasattr(streamflow.operators, "normalize")  # renamed to decode in 0.2
     assert pipeline_from_module is pipeline is streamflow.pipeline
 
 

@@ -18,7 +18,7 @@ import pytest
 from realredis import chat_app
 
 from streamflow.agent import Agent, http_sender
-from streamflow.dialects.emitter import Emitter
+from streamflow.dialects._emitter import Emitter
 from streamflow.encoding import encode
 from streamflow.providers import make_provider
 from streamflow.server import ReplayServer, Route

@@ -15,6 +15,7 @@ import pytest
 from realdata import DATA
 
 import streamflow
+from streamflow._redis.streams import RedisLink
 from streamflow.errors import (
     IncompleteStreamError,
     StreamNotFoundError,
@@ -23,7 +24,6 @@ from streamflow.errors import (
 from streamflow.events import UniEvent
 from streamflow.sinks import RedisStreamSink
 from streamflow.sources import from_async_iterable, from_bytes, from_redis
-from streamflow.sources.redis_streams import RedisLink
 
 pytestmark = pytest.mark.anyio
 
@@ -270,8 +270,8 @@ async def test_redis_down_before_the_start_is_a_transport_error(own_redis: Any) 
 
 async def test_a_tailer_serves_readers_that_join_at_any_time(redis_url: str) -> None:
     """One shared XREAD (Tailer) for several readers of one key: each gets every entry once."""
-    from streamflow.sources.redis_streams import read_entries
-    from streamflow.sources.redis_tailer import Tailer
+    from streamflow._redis.streams import read_entries
+    from streamflow._redis.tailer import Tailer
 
     chunks = [BODY[i:i + 150] for i in range(0, len(BODY), 150)]
 

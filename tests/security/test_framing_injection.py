@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from streamflow.decoder import StreamDecoder
 from streamflow.dialects import ENCODERS, get_encoder
-from streamflow.dialects.frames_out import (
+from streamflow.dialects._frames_out import (
     field_line,
     is_token,
     json_bytes,

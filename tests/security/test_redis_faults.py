@@ -32,13 +32,13 @@ from realredis import (
 )
 
 import streamflow
+from streamflow._redis.link import RedisLink
+from streamflow._redis.streams import entry_key, read_batches
+from streamflow._redis.tailer import Tailer
 from streamflow.errors import LimitExceededError, ProtocolError
 from streamflow.events import UniEvent
 from streamflow.sinks import AsyncSink, RedisStreamSink
 from streamflow.sources import from_async_iterable, from_bytes, from_redis
-from streamflow.sources.redis_link import RedisLink
-from streamflow.sources.redis_streams import entry_key, read_batches
-from streamflow.sources.redis_tailer import Tailer
 from streamflow.web.resume import ResumableStreams
 
 __all__ = ["own_redis", "redis_server", "redis_url"]

@@ -58,7 +58,7 @@ def path(chat_id: str) -> str:
 
 async def all_redis(url: str) -> dict[str, Any]:
     """Every key in Redis with its value (strings and streams), for leak checks."""
-    from streamflow.sources.redis_streams import RedisLink
+    from streamflow._redis.streams import RedisLink
 
     link = RedisLink(url)
     try:

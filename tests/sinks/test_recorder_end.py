@@ -20,7 +20,7 @@ TIMELINE = [(i * 0.01, piece) for i, piece in enumerate(split_body(BODY))]
 
 
 def source(**kwargs: object) -> ReplaySource:
-    from streamflow.sinks.recording import Recording
+    from streamflow.recording import Recording
 
     return ReplaySource(Recording(header={"dialect": "anthropic"}, chunks=TIMELINE),
                         **kwargs)  # type: ignore[arg-type]

@@ -16,8 +16,8 @@ from streamflow.dialects.base import Emitter
 from streamflow.errors import CancelledStreamError, ProviderError
 from streamflow.events import InlineDataItem, UniEvent, Usage
 from streamflow.runtime import run
+from streamflow.sinks._render_markdown import BlockSplitter
 from streamflow.sinks.render import RenderSink
-from streamflow.sinks.render_markdown import BlockSplitter
 from streamflow.sources.replay import ReplaySource
 
 HOSTILE = ("Hello \x1b[2Jworld, \x1b]8;;https://evil.example\x1b\\click me\x1b]8;;\x1b\\ "

@@ -12,7 +12,7 @@ from realdata import DATA
 
 import streamflow
 from streamflow import Limits, StreamTimeoutError
-from streamflow.sinks.recording import read_recording
+from streamflow.recording import read_recording
 from streamflow.sources.replay import ReplaySource, replay_sync, schedule
 
 BODY = (DATA / "sinks" / "tool_turn.sse").read_bytes()

@@ -21,7 +21,7 @@ from mcp.client.stdio import stdio_client
 from mcp_server import PIXEL, serve_http
 
 from streamflow.agent import Agent, http_sender
-from streamflow.dialects.emitter import Emitter
+from streamflow.dialects._emitter import Emitter
 from streamflow.encoding import encode
 from streamflow.events import InlineDataItem, TextItem, ToolCallItem
 from streamflow.providers import make_provider

@@ -36,7 +36,14 @@ def test_the_user_api_passes_mypy_strict(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     bad = tmp_path / "typo.py"
     bad.write_text("import streamflow\n\nstreamflow.strem(b'')\n"
-                   "x: int = streamflow.assemble(b'')\n")
+                   "x: int = streamflow.assemble(b'')\n"
+                   "streamflow.run_sync('a str body')\n"
+                   "streamflow.run_sync(b'', 42)\n"
+                   "streamflow.stream_sync(b'', sinks=[object()])\n")
     done = mypy(bad, tmp_path)
     assert 'Module has no attribute "strem"' in done.stdout
-    assert 'incompatible type "Message"' in done.stdout or "Message" in done.stdout
+    assert 'Incompatible types in assignment (expression has type "Message"' in done.stdout
+    lines = done.stdout.splitlines()
+    for line_no, culprit in [(5, '"str"'), (6, '"int"'), (7, '"object"')]:
+        assert any(f"typo.py:{line_no}:" in line and culprit in line for line in lines), (
+            line_no, done.stdout)

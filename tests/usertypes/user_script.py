@@ -1,11 +1,13 @@
 """A small application, checked with ``mypy --strict`` by ``test_user_types.py``."""
 
+from collections.abc import AsyncIterator, Iterator
 from typing import Any, assert_type
 
 import anyio
 import httpx
 
 import streamflow
+import streamflow.sinks
 from streamflow.agent import AgentResult, http_sender
 from streamflow.operators import pipeline
 from streamflow.providers.anthropic import AnthropicProvider
@@ -13,6 +15,29 @@ from streamflow.sources import ReplaySource, from_bytes, from_httpx
 from streamflow.streaming import BlockStream
 
 tools = streamflow.ToolRegistry()
+
+
+class CountingSink(streamflow.sinks.BaseSink):
+    """A user's own sink: counts events."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def on_next(self, event: Any) -> None:
+        self.seen += 1
+
+
+def chunks() -> Iterator[bytes]:
+    yield b"data: {}\n\n"
+
+
+async def achunks() -> AsyncIterator[bytes]:
+    yield b"data: {}\n\n"
+
+
+def any_source(source: streamflow.SourceLike, *sinks: streamflow.SinkLike) -> streamflow.Message:
+    """The public types compose in a user's own signatures."""
+    return streamflow.run_sync(source, *sinks)
 
 
 @tools.tool
@@ -59,6 +84,13 @@ async def main(body: bytes) -> None:
         assert_type(result.usage, streamflow.Usage)
         assert_type(result.cost, float | None)
     assert_type(await streamflow.run(ReplaySource("turn.sse")), streamflow.Message)
+    counting = CountingSink()
+    assert_type(await streamflow.run(chunks(), counting, print, streamflow.LogSink()),
+                streamflow.Message)
+    assert_type(await streamflow.run(achunks(), lambda event: None), streamflow.Message)
+    assert_type(any_source(body, counting), streamflow.Message)
+    with streamflow.stream_sync(chunks(), sinks=[counting]) as ss2:
+        assert_type(ss2.final_message(), streamflow.Message)
 
 
 anyio.run(main, b"")

@@ -31,7 +31,7 @@ from starlette.responses import Response
 from starlette.routing import Route as HTTPRoute
 
 from streamflow.agent import Agent, http_sender
-from streamflow.dialects.emitter import Emitter
+from streamflow.dialects._emitter import Emitter
 from streamflow.encoding import encode
 from streamflow.providers import make_provider
 from streamflow.server import ReplayServer, Route

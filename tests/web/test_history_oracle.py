@@ -17,7 +17,6 @@ from test_history_on_finish import recorded_blocks
 from test_responses import TOOL_TURN
 
 from streamflow.decoder import StreamDecoder
-from streamflow.dialects.vercel_ui.encode import VercelUIEncoder
 from streamflow.events import (
     InlineDataItem,
     InlineThinkingItem,
@@ -26,6 +25,7 @@ from streamflow.events import (
     ToolCallItem,
 )
 from streamflow.providers.request import ToolResultPart, Turn
+from streamflow.targets.vercel_ui.encode import VercelUIEncoder
 from streamflow.web import from_ui_messages
 
 CORPUS: list[dict[str, Any]] = [

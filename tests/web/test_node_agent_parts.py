@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from streamflow.dialects import get_encoder
-from streamflow.dialects.emitter import Emitter
+from streamflow.dialects._emitter import Emitter
 from streamflow.events import ToolCallItem, Usage
 from streamflow.tools import ToolResult
 

@@ -22,10 +22,10 @@ from starlette.routing import Route as HTTPRoute
 
 from streamflow.decoder import StreamDecoder
 from streamflow.demo.server import event_chunks
-from streamflow.dialects.ag_ui.encode import AGUIEncoder
-from streamflow.dialects.vercel_ui.encode import VercelUIEncoder
 from streamflow.server import ReplayServer, Route
 from streamflow.sources import from_httpx
+from streamflow.targets.ag_ui.encode import AGUIEncoder
+from streamflow.targets.vercel_ui.encode import VercelUIEncoder
 from streamflow.web import ag_ui_response, ui_message_stream_response
 
 pytestmark = pytest.mark.anyio

@@ -25,7 +25,7 @@ Mapping onto UniEvent:
   before the previous one stops, and stops them all at the end); UniEvent groups
   never do. The block that started first streams live; one that starts while it is
   open is held, fragments and all, and written as its own group when the open one
-  stops (see :mod:`streamflow.dialects.held_groups`) -- groups in the order the
+  stops (see :mod:`streamflow.dialects._held_groups`) -- groups in the order the
   blocks started, nothing lost; the partial message lists held fragments too. A
   known delta type on the wrong kind of block (``text_delta`` on a ``thinking``
   block...) is a ``ProtocolError``. Blocks still open at ``message_stop`` (a
@@ -61,10 +61,10 @@ from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ...limits import Limits
 from ...message import Message
+from .._readers import expect_index, expect_obj, expect_str, opt_obj, token_count, wrong
 from ..base import Decoder, ErrorFields, load_frame
-from ..wire_values import expect_index, expect_obj, expect_str, opt_obj, token_count, wrong
 from . import wire
-from .blocks import BlockMapper
+from ._blocks import BlockMapper
 from .wire import parse_event
 
 __all__ = ["FINISH_REASONS", "AnthropicDecoder", "anthropic_usage", "parse_event"]

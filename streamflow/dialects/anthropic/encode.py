@@ -39,8 +39,8 @@ from ...events import (
     UniEvent,
     Usage,
 )
+from .._frames_out import event_head, is_token, json_bytes, sse
 from ..encoder import Encoder, error_fields, native_reason, new_id
-from ..frames_out import event_head, is_token, json_bytes, sse
 from .decode import FINISH_REASONS
 
 __all__ = ["AnthropicEncoder", "anthropic_usage_json"]

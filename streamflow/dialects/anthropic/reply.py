@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from ...events import JSONDict, ThinkingItem
 from ...message import Message
+from .._request_values import signature_of
 from ..encoder import native_reason
 from ..request_base import ErrorInfo, reply_id
-from ..request_values import signature_of
 from .decode import FINISH_REASONS
 from .encode import _REASONS, anthropic_usage_json
 

@@ -1,4 +1,4 @@
-"""Anthropic Messages request format (``POST /v1/messages``): parser and builder.
+"""Anthropic Messages request side (``POST /v1/messages``): parser and builder.
 
 Parsed: ``system`` (string or text blocks), ``messages`` with ``text``, ``image``,
 ``tool_use``, ``tool_result`` (``is_error``, text/image content), ``thinking`` (with
@@ -41,8 +41,7 @@ from ...providers.request import (
     Turn,
     budget_of,
 )
-from ..request_base import RequestFormat
-from ..request_values import (
+from .._request_values import (
     arguments_object,
     need,
     obj,
@@ -55,6 +54,7 @@ from ..request_values import (
     stop_list,
     text_of,
 )
+from ..request_base import RequestSide
 from .reply import error_body, message_body
 
 __all__ = ["API_VERSION", "DEFAULT_MAX_TOKENS", "REQUEST", "block", "build", "parse"]
@@ -292,7 +292,7 @@ def block(part: object) -> JSONDict | None:
     return None
 
 
-REQUEST = RequestFormat(
+REQUEST = RequestSide(
     name="anthropic", build=build, parse=parse, path="/v1/messages", client_path="/v1/messages",
     credential="x-api-key", bearer=False, headers={"anthropic-version": API_VERSION},
     error_body=error_body, reply=message_body,

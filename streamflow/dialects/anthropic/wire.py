@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, Tag, TypeAdapter
 
-from ..wire_base import WireModel, frame_data, sse_json, text_of, type_discriminator
+from .._wire_base import WireModel, frame_data, sse_json, text_of, type_discriminator
 
 
 class WireUsage(WireModel):
@@ -262,7 +262,7 @@ def parse_event(data: str | bytes) -> BaseModel:
     return WIRE_EVENT.validate_json(data)  # type: ignore[no-any-return]
 
 
-# -- facts of the wire format (Decoder.is_terminator / error_frame / http_error) ----------
+# -- facts of the dialect (Decoder.is_terminator / error_frame / http_error) ----------
 
 def is_terminator(frame: Any) -> bool:
     """``message_stop`` ends the stream."""

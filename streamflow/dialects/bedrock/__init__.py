@@ -1,4 +1,4 @@
 """The ``bedrock`` dialect.
 
-``decode.py`` reads its wire format; ``wire.py`` holds its wire models.
+``decode.py`` reads its stream; ``wire.py`` holds its wire models.
 """

@@ -18,7 +18,7 @@ the ``:event-type`` header names each event and the payload is JSON.
   carries is random padding and is the one thing not kept.
 * Blocks may overlap (``contentBlockIndex`` says which one a delta belongs to); UniEvent
   groups never do: a block that starts while another is open is held and written as
-  its own group when that one stops (:mod:`streamflow.dialects.held_groups`); blocks
+  its own group when that one stops (:mod:`streamflow.dialects._held_groups`); blocks
   still open at ``messageStop`` are closed there, in their order.
 * ``messageStop.stopReason``: ``end_turn``/``stop_sequence`` -> ``stop``,
   ``max_tokens``/``model_context_window_exceeded`` -> ``length``, ``tool_use`` ->
@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ...errors import IncompleteStreamError, ProtocolError, ProviderError
+from ...errors import IncompleteStreamError, ProtocolError
 from ...events import (
     ContentItem,
     FinishReason,
@@ -58,10 +58,11 @@ from ...events import (
 )
 from ...framing.eventstream import EventStreamMessage
 from ...message import Message
-from ..base import Decoder, load_json
-from ..held_groups import HeldGroups
-from ..wire_values import b64_field, expect_index, expect_obj, expect_str, opt_obj, token_count
+from .._held_groups import HeldGroups
+from .._readers import b64_field, expect_index, expect_obj, expect_str, opt_obj, token_count
+from ..base import Decoder
 from . import wire
+from ._frames import event_payload, raise_exception_frame
 from .wire import parse_event
 
 __all__ = [
@@ -82,7 +83,6 @@ FINISH_REASONS: dict[str, FinishReason] = {
 }
 CONVERSE_EVENTS = frozenset({"messageStart", "contentBlockStart", "contentBlockDelta",
                              "contentBlockStop", "messageStop", "metadata"})
-_PADDING = "p"
 
 
 def bedrock_usage(raw: JSONDict) -> Usage:
@@ -95,36 +95,6 @@ def bedrock_usage(raw: JSONDict) -> Usage:
     return Usage(cached_tokens=read, prompt_tokens=prompt, thoughts_tokens=None,
                  response_tokens=token_count(raw, "outputTokens"), provider=raw,
                  cache_write_tokens=write)
-
-
-def event_payload(frame: EventStreamMessage) -> JSONDict:
-    """The JSON object of an event's payload, without its random ``p`` padding."""
-    body = load_json(frame.payload or b"{}", f"bedrock {frame.event_type} event")
-    if type(body) is not dict:
-        raise ProtocolError("bedrock event payload is not a JSON object", raw=frame.payload)
-    body.pop(_PADDING, None)
-    return body
-
-
-def raise_exception_frame(frame: EventStreamMessage) -> None:
-    """Raise the :class:`ProviderError` an ``exception``/``error`` message reports."""
-    headers = frame.headers
-    if frame.message_type == "error":
-        code = str(headers.get(":error-code", "") or "")
-        raise ProviderError(str(headers.get(":error-message", "") or code or "bedrock error"),
-                            code=code or None, type=code or None, body=dict(headers))
-    try:
-        body = load_json(frame.payload or b"{}", "bedrock exception")
-    except ProtocolError:
-        body = frame.payload.decode("utf-8", "replace")
-    raw_type = str(headers.get(":exception-type", "") or "")
-    message = body.get("message") or body.get("Message") if isinstance(body, dict) else body
-    status = body.get("originalStatusCode") if isinstance(body, dict) else None
-    raise ProviderError(str(message or raw_type or "bedrock exception"),
-                        code=status if isinstance(status, int) else None,
-                        type=raw_type[:1].upper() + raw_type[1:] or None,
-                        body={"exception_type": raw_type, "payload": body})
-
 
 
 def _index(ev: JSONDict) -> int:

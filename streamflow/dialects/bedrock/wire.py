@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from ...framing.eventstream import EventStreamMessage, encode_message
-from ..wire_base import WireModel, text_of
+from .._wire_base import WireModel, text_of
 
 __all__ = ["WIRE_EVENTS", "WireModel", "parse_event"]
 
@@ -140,7 +140,7 @@ def parse_event(frame: EventStreamMessage) -> BaseModel:
     return adapter.validate_json(frame.payload)  # type: ignore[no-any-return]
 
 
-# -- facts of the wire format (Decoder.is_terminator / error_frame / http_error) ----------
+# -- facts of the dialect (Decoder.is_terminator / error_frame / http_error) ----------
 
 def is_terminator(frame: Any) -> bool:
     """``messageStop`` ends the content (``metadata`` with the usage follows it)."""

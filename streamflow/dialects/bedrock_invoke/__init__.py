@@ -1,1 +1,1 @@
-"""The ``bedrock-invoke`` dialect: ``decode.py`` reads its wire format."""
+"""The ``bedrock-invoke`` dialect: ``decode.py`` reads its stream."""

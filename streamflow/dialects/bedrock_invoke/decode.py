@@ -18,12 +18,12 @@ from ...errors import ProtocolError
 from ...framing.eventstream import EventStreamMessage
 from ...framing.sse import ServerSentEvent
 from ...message import Message
+from .._readers import b64_field
 from ..anthropic.decode import AnthropicDecoder
 from ..base import Decoder, load_json
 from ..bedrock import wire as bedrock_wire
-from ..bedrock.decode import event_payload, raise_exception_frame
+from ..bedrock._frames import event_payload, raise_exception_frame
 from ..bedrock.wire import parse_event
-from ..wire_values import b64_field
 
 __all__ = ["BedrockInvokeDecoder"]
 

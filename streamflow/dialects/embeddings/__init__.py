@@ -1,1 +1,1 @@
-"""The ``embeddings`` dialect: ``decode.py`` reads its wire format."""
+"""The ``embeddings`` dialect: ``decode.py`` reads its stream."""

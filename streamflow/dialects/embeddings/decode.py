@@ -1,6 +1,6 @@
 """Dialect ``openai-embeddings``: an OpenAI-compatible embeddings response as a UniEvent stream.
 
-The wire format is the ``POST /embeddings`` JSON body, delivered whole::
+The stream is the ``POST /embeddings`` JSON body, delivered whole::
 
     {"object": "list", "model": "...",
      "data": [{"object": "embedding", "index": 0, "embedding": [0.1, ...]}, ...],
@@ -30,8 +30,7 @@ from pydantic_core import from_json
 from ...errors import IncompleteStreamError, LimitExceededError, ProtocolError, ProviderError
 from ...events import EmbeddingItem, Usage
 from ...framing.sse import ServerSentEvent
-from ..base import Decoder
-from ..wire_values import (
+from .._readers import (
     b64_field,
     error_code,
     error_text,
@@ -41,6 +40,7 @@ from ..wire_values import (
     opt_obj,
     token_count,
 )
+from ..base import Decoder
 
 __all__ = ["EmbeddingsDecoder", "decode_vector"]
 

@@ -15,7 +15,7 @@ Every event is a whole ``GenerateContentResponse``; its parts map onto UniEvent:
   ``responseId``, the candidate and the call's position
   (``call_<responseId>_<candidate>_<n>``) and marked ``provider={"synthetic_id": True}``.
   Streamed arguments (``partialArgs`` + ``willContinue``) become JSON text
-  fragments (see :mod:`streamflow.dialects.gemini.args`); other parts arriving while
+  fragments (see :mod:`streamflow.dialects.gemini._args`); other parts arriving while
   such a call streams are held until it ends. A continuation chunk's differing
   ``name``/``id``/``args`` and a second signature on one call are kept in the
   fragment's ``provider`` (``thought_signatures``).
@@ -63,8 +63,7 @@ from ...events import (
     Usage,
 )
 from ...framing.sse import ServerSentEvent
-from ..base import Decoder, load_json
-from ..wire_values import (
+from .._readers import (
     b64_field,
     error_code,
     error_text,
@@ -73,9 +72,10 @@ from ..wire_values import (
     opt_list,
     token_count,
 )
+from ..base import Decoder, load_json
 from . import wire
-from .calls import CallsMixin
-from .candidate import Candidate
+from ._calls import CallsMixin
+from ._candidate import Candidate
 from .wire import parse_event
 
 __all__ = ["GeminiDecoder", "gemini_usage", "parse_event"]

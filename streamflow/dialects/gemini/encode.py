@@ -35,8 +35,8 @@ from ...events import (
     UniEvent,
     Usage,
 )
+from .._frames_out import sse
 from ..encoder import Encoder, error_fields, native_reason, slot_index
-from ..frames_out import sse
 from .decode import gemini_usage
 
 __all__ = ["GeminiEncoder", "gemini_usage_json", "is_base64"]

@@ -1,4 +1,4 @@
-"""Gemini ``generateContent`` request format: the builder (Gemini is an upstream only).
+"""Gemini ``generateContent`` request side: the builder (Gemini is an upstream only).
 
 ``contents`` alternate ``user`` and ``model`` turns. Thinking text goes back as a
 ``thought: true`` part and every signature as the ``thoughtSignature`` of the part
@@ -28,8 +28,8 @@ from ...events import (
     ToolCallItem,
 )
 from ...providers.request import ChatRequest, Part, ToolResultPart, budget_of
-from ..request_base import ErrorInfo, RequestFormat
-from ..request_values import arguments_object
+from .._request_values import arguments_object
+from ..request_base import ErrorInfo, RequestSide
 
 __all__ = ["REQUEST", "build", "error_body"]
 
@@ -140,7 +140,7 @@ def error_body(info: ErrorInfo) -> JSONDict:
                       else _STATUSES.get(info.status, "UNKNOWN")}}
 
 
-REQUEST = RequestFormat(
+REQUEST = RequestSide(
     name="gemini", build=build, path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
     credential="x-goog-api-key", bearer=False, error_body=error_body,
     takes=frozenset({"max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice",

@@ -14,8 +14,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 from pydantic.alias_generators import to_camel
 
-from ..wire_base import WireModel as BaseWireModel
-from ..wire_base import frame_data, sse_json, text_of
+from .._wire_base import WireModel as BaseWireModel
+from .._wire_base import frame_data, sse_json, text_of
 
 __all__ = ["WIRE_EVENT", "ErrorResponse", "GenerateContentResponse", "Part", "parse_event"]
 
@@ -138,7 +138,7 @@ def parse_event(data: str | bytes) -> BaseModel:
     return WIRE_EVENT.validate_json(data)  # type: ignore[no-any-return]
 
 
-# -- facts of the wire format (Decoder.is_terminator / error_frame / http_error) ----------
+# -- facts of the dialect (Decoder.is_terminator / error_frame / http_error) ----------
 
 def is_terminator(frame: Any) -> bool:
     """A chunk whose candidate carries a ``finishReason`` is the last one."""

@@ -1,1 +1,1 @@
-"""The ``ollama`` dialect: ``decode.py`` reads its wire format."""
+"""The ``ollama`` dialect: ``decode.py`` reads its stream."""

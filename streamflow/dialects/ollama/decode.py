@@ -31,9 +31,9 @@ from pydantic import BaseModel, ConfigDict
 from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
+from .._readers import expect_obj, expect_str, opt_list, token_count
+from .._wire_base import frame_data, json_line
 from ..base import Decoder, load_json
-from ..wire_base import frame_data, json_line
-from ..wire_values import expect_obj, expect_str, opt_list, token_count
 
 __all__ = ["FINISH_REASONS", "OllamaChunk", "OllamaDecoder", "parse_chunk"]
 

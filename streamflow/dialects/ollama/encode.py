@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 from ...errors import StreamflowError
 from ...events import JSONDict, TextItem, ThinkingItem, ToolCallItem, UniEvent
+from .._frames_out import json_line
 from ..encoder import Encoder, native_reason
-from ..frames_out import json_line
 from .decode import FINISH_REASONS
 
 __all__ = ["OllamaEncoder"]

@@ -20,7 +20,7 @@ payload is a chunk; ``data: [DONE]`` ends the stream. Mapping onto UniEvent:
   data.decode()}``).
 * ``tool_calls`` fragments are keyed by ``index`` and may interleave; they are
   de-interleaved into groups in call order (see
-  :mod:`streamflow.dialects.openai_chat.calls`). Legacy ``function_call`` is a
+  :mod:`streamflow.dialects.openai_chat._calls`). Legacy ``function_call`` is a
   call at index -1 with ``provider={"legacy_function_call": True}``. Content of
   another kind arriving while calls stream ends them first (their arguments must
   be complete by then, else ``ToolCallArgumentParseError``).
@@ -78,10 +78,10 @@ from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
 from ...limits import Limits
 from ...message import Message
+from .._readers import token_count, wrong
 from ..base import Decoder, Emitter, ErrorFields, load_frame
-from ..wire_values import token_count, wrong
 from . import wire
-from .choice import ChoiceMapper
+from ._choice import ChoiceMapper
 from .wire import parse_event
 
 __all__ = ["FINISH_REASONS", "OpenAIChatDecoder", "openai_usage", "parse_event"]

@@ -16,7 +16,7 @@
   sends them).
 * ``inline_thinking`` -> one ``reasoning.encrypted`` entry (``fidelity`` + ``data``);
   ``inline_data`` -> ``delta.audio`` for ``audio/*``, else a ``delta.images`` data URL
-  (:mod:`~streamflow.dialects.openai_chat.media_out`).
+  (:mod:`~streamflow.dialects.openai_chat._media_out`).
 * Items tagged ``provider["choice_index"]`` go to that choice (``n > 1``).
 * Stop: a finish chunk per choice, then the usage chunk (``choices: []``) carrying
   the message-level provider fields (``system_fingerprint``, ``created``...), then
@@ -39,12 +39,12 @@ from ...events import (
     ThinkingItem,
     ToolCallItem,
     UniEvent,
-    Usage,
 )
+from .._frames_out import json_bytes, sse, sse_data
 from ..encoder import Encoder, error_fields, native_reason, new_id, slot_index, unix_seconds
-from ..frames_out import json_bytes, sse, sse_data
-from .decode import FINISH_REASONS, openai_usage
-from .media_out import media_delta
+from ._fields_out import extra_content_of, openai_usage_json, reasoning_details_of
+from ._media_out import media_delta
+from .decode import FINISH_REASONS
 
 __all__ = ["OpenAIChatEncoder", "openai_usage_json"]
 
@@ -54,47 +54,6 @@ _OWN_META = frozenset({"id", "model", "finish_reason", "choices", "object",
                        "unknown_delta_fields"})
 _DONE = sse_data(b"[DONE]")
 _RESERVED = frozenset({"error", "usage", "choices"})  # never from another dialect's slots
-
-
-def openai_usage_json(usage: Usage | None) -> JSONDict | None:
-    """The chat ``usage`` object of ``usage`` (the raw one kept when it is OpenAI-style)."""
-    if usage is None:
-        return None
-    raw = usage.provider if isinstance(usage.provider, dict) else {}
-    out: JSONDict = dict(raw) if ("prompt_tokens" in raw or "completion_tokens" in raw) else {}
-    now = openai_usage(out)
-    if now.prompt_tokens != usage.prompt_tokens and usage.prompt_tokens is not None:
-        out["prompt_tokens"] = usage.prompt_tokens
-    if now.response_tokens != usage.response_tokens and usage.response_tokens is not None:
-        out["completion_tokens"] = usage.response_tokens
-    if now.cached_tokens != usage.cached_tokens and usage.cached_tokens is not None:
-        out["prompt_tokens_details"] = {**(out.get("prompt_tokens_details") or {}),
-                                        "cached_tokens": usage.cached_tokens}
-    if now.cache_write_tokens != usage.cache_write_tokens and usage.cache_write_tokens is not None:
-        out["prompt_tokens_details"] = {**(out.get("prompt_tokens_details") or {}),
-                                        "cache_write_tokens": usage.cache_write_tokens}
-    if now.thoughts_tokens != usage.thoughts_tokens and usage.thoughts_tokens is not None:
-        out["completion_tokens_details"] = {**(out.get("completion_tokens_details") or {}),
-                                            "reasoning_tokens": usage.thoughts_tokens}
-    if now.cost != usage.cost and usage.cost is not None:
-        out["cost"] = usage.cost
-    if not out:
-        return None
-    if "total_tokens" not in out and ("prompt_tokens" in out or "completion_tokens" in out):
-        out["total_tokens"] = (out.get("prompt_tokens") or 0) + (out.get("completion_tokens") or 0)
-    return out
-
-
-def _details(fidelity: JSONDict) -> list[Any] | None:
-    """``reasoning_details`` entries that carry a thinking group's ``fidelity``."""
-    details = fidelity.get("reasoning_details")
-    if isinstance(details, list):
-        return details
-    sig = fidelity.get("signature") or fidelity.get("thought_signature")
-    if not sig:
-        return None
-    fmt = "google-gemini-v1" if "thought_signature" in fidelity else "anthropic-claude-v1"
-    return [{"type": "reasoning.text", "text": "", "signature": sig, "format": fmt}]
 
 
 class OpenAIChatEncoder(Encoder):
@@ -186,7 +145,7 @@ class OpenAIChatEncoder(Encoder):
             return self._flush()
         held = self._held
         if item.fidelity:
-            details = self._indexed(_details(item.fidelity))
+            details = self._indexed(reasoning_details_of(item.fidelity))
             text = held.thinking if held is not None else ""
             self._held = None
             delta: JSONDict = {self.reasoning: text + item.thinking}
@@ -235,7 +194,7 @@ class OpenAIChatEncoder(Encoder):
             self._args = True
             call["function"] = {"arguments": args}
         if item.fidelity:
-            call["extra_content"] = _extra_content(item.fidelity)
+            call["extra_content"] = extra_content_of(item.fidelity)
         return self._chunk(choice, {"tool_calls": [call]})
 
     def _call_done(self, item: ToolCallItem, choice: int) -> bytes:
@@ -298,11 +257,3 @@ class OpenAIChatEncoder(Encoder):
         err: JSONDict = {"message": message, "type": etype, "code": code}
         return self._flush() + sse({**head, "choices": [
             {"index": 0, "delta": {}, "finish_reason": "error"}], "error": err}) + _DONE
-
-
-def _extra_content(fidelity: JSONDict) -> Any:
-    if "extra_content" in fidelity:
-        return fidelity["extra_content"]
-    if "thought_signature" in fidelity:
-        return {"google": {"thought_signature": fidelity["thought_signature"]}}
-    return {"streamflow": fidelity}

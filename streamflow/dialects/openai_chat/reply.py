@@ -17,7 +17,7 @@ from ...events import JSONDict
 from ...message import Message
 from ..encoder import native_reason, unix_seconds
 from ..request_base import ErrorInfo, reply_id
-from .assistant import assistant_message
+from ._assistant import assistant_message
 from .decode import FINISH_REASONS
 from .encode import _REASONS, openai_usage_json
 

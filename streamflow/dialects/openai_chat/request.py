@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions request format (``POST /v1/chat/completions``): parser and builder.
+"""OpenAI Chat Completions request side (``POST /v1/chat/completions``): parser and builder.
 
 Parsed: ``system``/``developer`` messages (joined into the system prompt), ``user``
 messages (text and ``image_url`` parts), ``assistant`` messages (``content``,
@@ -40,8 +40,7 @@ from ...providers.request import (
     Turn,
     effort_of,
 )
-from ..request_base import RequestFormat
-from ..request_values import (
+from .._request_values import (
     add_parts,
     arguments_object,
     image_data_url,
@@ -57,7 +56,8 @@ from ..request_values import (
     stop_list,
     text_of,
 )
-from .assistant import assistant_message, reasoning_items
+from ..request_base import RequestSide
+from ._assistant import assistant_message, reasoning_items
 from .reply import error_body, message_body
 
 __all__ = ["REQUEST", "assistant_message", "build", "is_official", "parse",
@@ -277,7 +277,7 @@ def _messages(turn: Turn) -> list[JSONDict]:
 
 
 
-REQUEST = RequestFormat(
+REQUEST = RequestSide(
     name="openai-chat", build=build, parse=parse, path="/chat/completions",
     client_path="/v1/chat/completions", credential="authorization", bearer=True,
     error_body=error_body, reply=message_body, tune=_tune,

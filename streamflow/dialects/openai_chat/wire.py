@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, Tag, TypeAdapter
 
-from ..wire_base import WireModel, sse_json, text_of, type_discriminator
+from .._wire_base import WireModel, sse_json, text_of, type_discriminator
 
 __all__ = ["WIRE_CHUNK", "ChatCompletionChunk", "DoneMarker", "parse_event"]
 
@@ -241,7 +241,7 @@ def parse_event(data: str | bytes) -> BaseModel:
     return WIRE_CHUNK.validate_json(text)
 
 
-# -- facts of the wire format (Decoder.is_terminator / error_frame / http_error) ----------
+# -- facts of the dialect (Decoder.is_terminator / error_frame / http_error) ----------
 
 def is_terminator(frame: Any) -> bool:
     """``data: [DONE]`` ends the stream."""

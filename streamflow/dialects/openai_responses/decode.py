@@ -24,7 +24,7 @@ Mapping onto UniEvent:
   ``provider["extra_items"]`` with their ``output_index``. Unknown and server-tool
   progress events are kept in ``provider["unknown_events"]``.
 * Items stream one at a time (the per-item mapping is in
-  :mod:`streamflow.dialects.openai_responses.items`): events of another
+  :mod:`streamflow.dialects.openai_responses._items`): events of another
   ``output_index`` arriving while an item is open are held and replayed after it,
   so groups never interleave (events of no known type that name an ``output_index`` are
   held with them, so ``unknown_events`` keeps the order of the items). Missing
@@ -50,11 +50,11 @@ from pydantic_core import from_json
 from ...errors import ProtocolError, ProviderError
 from ...events import FinishReason, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
+from .._readers import error_code, error_text, expect_obj, opt_index, token_count
 from ..base import Decoder, load_json
 from ..openai_chat.wire import http_error as _openai_http_error
-from ..wire_values import error_code, error_text, expect_obj, opt_index, token_count
 from . import wire
-from .items import ItemMapper, OutputItem
+from ._items import ItemMapper, OutputItem
 from .wire import parse_event
 
 __all__ = ["OpenAIResponsesDecoder", "parse_event", "responses_usage"]

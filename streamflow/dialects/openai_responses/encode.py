@@ -3,7 +3,7 @@
 ``response.created`` / ``response.in_progress`` open the body; every event carries
 its ``sequence_number``, and item events their ``output_index``, ``item_id`` and
 ``content_index``/``summary_index``. Groups map onto output items
-(:class:`~streamflow.dialects.openai_responses.output.OutputWriter`): text groups
+(:class:`~streamflow.dialects.openai_responses._output.OutputWriter`): text groups
 -> parts of a ``message`` item (consecutive groups of one ``item_id`` share it;
 refusals are ``refusal`` parts; annotations and logprobs ride back), thinking ->
 summary (or ``reasoning_text``) parts of a ``reasoning`` item that the following
@@ -28,8 +28,8 @@ from typing import ClassVar
 from ...errors import StreamflowError
 from ...events import JSONDict, UniEvent, Usage
 from ..encoder import Encoder, error_fields, new_id, unix_seconds
+from ._output import OutputWriter
 from .decode import _LIFECYCLE, _ROUTED, _TERMINAL, responses_usage
-from .output import OutputWriter
 
 __all__ = ["OpenAIResponsesEncoder", "responses_usage_json"]
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from ...events import InlineThinkingItem, JSONDict, TextItem, ThinkingItem, ToolCallItem
 from ...message import Message
+from .._request_values import arguments_text
 from ..encoder import unix_seconds
 from ..request_base import reply_id
-from ..request_values import arguments_text
 from .encode import responses_usage_json
 
 __all__ = ["message_body"]

@@ -1,4 +1,4 @@
-"""OpenAI Responses request format (``POST /v1/responses``): parser and builder.
+"""OpenAI Responses request side (``POST /v1/responses``): parser and builder.
 
 Parsed: ``instructions`` and ``system``/``developer`` messages (the system prompt),
 ``input`` as a string or a list of items -- messages (``input_text``,
@@ -16,7 +16,7 @@ summaries' ``provider["item_id"]``; reasoning with neither came from another
 provider and is left out). When reasoning is asked for, ``include`` asks for the
 encrypted content so a later turn can send it back. The format has no stop
 sequences (``takes`` says so: a request asking for them is refused, see
-:meth:`~streamflow.dialects.request_base.RequestFormat.unsupported`).
+:meth:`~streamflow.dialects.request_base.RequestSide.unsupported`).
 """
 
 from __future__ import annotations
@@ -42,9 +42,7 @@ from ...providers.request import (
     Turn,
     effort_of,
 )
-from ..openai_chat.reply import error_body
-from ..request_base import RequestFormat
-from ..request_values import (
+from .._request_values import (
     add_parts,
     arguments_object,
     arguments_text,
@@ -60,6 +58,8 @@ from ..request_values import (
     shown,
     text_of,
 )
+from ..openai_chat.reply import error_body
+from ..request_base import RequestSide
 from .reply import message_body
 
 __all__ = ["REQUEST", "build", "parse"]
@@ -285,7 +285,7 @@ def _reasoning_item(summaries: list[ThinkingItem],
     return [item]
 
 
-REQUEST = RequestFormat(
+REQUEST = RequestSide(
     name="openai-responses", build=build, parse=parse, path="/responses",
     client_path="/v1/responses", credential="authorization", bearer=True,
     error_body=error_body, reply=message_body,

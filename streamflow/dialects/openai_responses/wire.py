@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Tag, TypeAdapter
 
-from ..wire_base import WireModel, frame_data, sse_json
+from .._wire_base import WireModel, frame_data, sse_json
 
 __all__ = ["WIRE_EVENT", "UnknownEvent", "WireResponse", "WireUsage", "parse_event"]
 
@@ -177,7 +177,7 @@ def parse_event(data: str | bytes) -> BaseModel:
     return WIRE_EVENT.validate_json(data)  # type: ignore[no-any-return]
 
 
-# -- facts of the wire format (Decoder.is_terminator / error_frame / http_error) ----------
+# -- facts of the dialect (Decoder.is_terminator / error_frame / http_error) ----------
 
 def is_terminator(frame: Any) -> bool:
     """``response.completed`` (or ``response.incomplete``) ends the stream."""

@@ -1,1 +1,1 @@
-"""The ``openrouter-media`` dialect: ``decode.py`` reads its wire format."""
+"""The ``openrouter-media`` dialect: ``decode.py`` reads its stream."""

@@ -33,10 +33,10 @@ from typing import Any, ClassVar
 from ...errors import IncompleteStreamError, ProtocolError, ProviderError
 from ...events import InlineDataItem, JSONDict, Usage
 from ...framing.sse import ServerSentEvent
+from .._readers import b64_field, error_code, error_text, expect_str, token_count
+from .._wire_base import sse_json
 from ..base import Decoder, load_json
 from ..openai_chat import wire as chat_wire
-from ..wire_base import sse_json
-from ..wire_values import b64_field, error_code, error_text, expect_str, token_count
 
 __all__ = ["OpenRouterImageDecoder", "SpeechDecoder", "image_usage"]
 

@@ -1,1 +1,1 @@
-"""The ``uni`` dialect: ``decode.py`` reads its wire format."""
+"""The ``uni`` dialect: ``decode.py`` reads its stream."""

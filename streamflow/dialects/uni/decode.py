@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ... import errors as _errors
+from ..._grammar import DELTA_WITH_ENDING, STOP_WITHOUT_ENDING, items_refusal
 from ...errors import (
     LimitExceededError,
     ProtocolError,
@@ -44,11 +45,10 @@ from ...events import (
     usage_from_dict,
 )
 from ...framing.sse import ServerSentEvent
-from ...grammar import DELTA_WITH_ENDING, STOP_WITHOUT_ENDING, items_refusal
 from ...partial_json import parse_arguments
+from .._readers import error_code, error_text, token_count
+from .._wire_base import frame_data, json_line, sse_json
 from ..base import Decoder, load_json
-from ..wire_base import frame_data, json_line, sse_json
-from ..wire_values import error_code, error_text, token_count
 from .encode import encode_jsonl, encode_sse, to_json
 
 __all__ = ["UniDecoder", "UniJSONLDecoder", "encode_jsonl", "encode_sse", "error_from_dict",

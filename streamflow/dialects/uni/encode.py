@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 from ...errors import StreamflowError
 from ...events import UniEvent
+from .._frames_out import sse_data, text_bytes
 from ..encoder import Encoder
-from ..frames_out import sse_data, text_bytes
 
 __all__ = ["UniEncoder", "UniJSONLEncoder", "encode_jsonl", "encode_sse", "to_json"]
 

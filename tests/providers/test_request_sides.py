@@ -67,7 +67,7 @@ def test_one_test_for_openais_own_api_used_by_the_provider_and_the_gateway(
 
 
 @pytest.mark.parametrize(("client", "options", "upstream", "named"), [
-    ("openai-chat", {"response_format": {"type": "json_object"}}, "anthropic", "response_format"),
+    ("openai-chat", {"seed": 3}, "anthropic", "seed"),
     ("openai-chat", {"seed": 3}, "openai-responses", "seed"),
     ("openai-chat", {"stop": ["END"]}, "openai-responses", "stop"),
     ("openai-chat", {"n": 2}, "gemini", "n"),
@@ -77,8 +77,7 @@ def test_one_test_for_openais_own_api_used_by_the_provider_and_the_gateway(
      "parallel_tool_calls"),
     ("anthropic", {"stop_sequences": ["END"]}, "openai-responses", "stop_sequences"),
     ("anthropic", {"metadata": {"user_id": "u"}}, "gemini", "metadata.user_id"),
-    ("openai-responses", {"text": {"format": {"type": "json_object"}}}, "anthropic",
-     "text.format"),
+    ("openai-responses", {"metadata": {"team": "x"}}, "anthropic", "metadata"),
     ("openai-responses", {"previous_response_id": "resp_1"}, "openai-chat",
      "previous_response_id"),
 ])
@@ -146,3 +145,16 @@ def test_each_client_format_has_its_route_and_error_envelope() -> None:
         "invalid_request_error"
     assert get_request("gemini").error_body(info) == {
         "error": {"code": 400, "message": "bad", "status": "INVALID_ARGUMENT"}}
+
+
+@pytest.mark.parametrize("client", ["openai-chat", "openai-responses"])
+def test_a_json_format_reaches_anthropic_as_its_output_config(client: str) -> None:
+    parse = get_request(client).parse
+    assert parse is not None
+    options: dict[str, Any] = ({"response_format": {"type": "json_object"}} if client ==
+                               "openai-chat" else {"text": {"format": {"type": "json_object"}}})
+    request = parse(body_of(client, **options))
+    assert get_request("anthropic").unsupported(request) == []
+    built = get_request("anthropic").build(request)
+    assert built["output_config"] == {"format": {"type": "json_schema",
+                                                 "schema": {"type": "object"}}}

@@ -55,7 +55,6 @@ from .tools.progress import Progress, ToolCallContext
 if TYPE_CHECKING:
     from .agent import Agent
 
-__all__ = ["AgentStream", "Decision"]
 
 Decision = bool | str
 """A person's answer to an approval request: ``True`` runs the call, ``False`` or a

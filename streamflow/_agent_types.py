@@ -20,9 +20,6 @@ from .providers import HTTPRequest
 from .tools import ToolResult
 from .tools.progress import Progress
 
-__all__ = ["AgentEvent", "AgentEventType", "AgentResult", "Turn", "call_from_dict",
-           "call_to_dict", "total_usage", "wants_tools", "without_tool_calls"]
-
 AgentEventType = Literal["turn.start", "event", "tool.start", "tool.progress", "tool.result",
                          "approval.request", "run.end"]
 

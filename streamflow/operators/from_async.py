@@ -28,7 +28,6 @@ scope the subscription fails with ``NoScopeError``.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -36,6 +35,7 @@ import anyio
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SingleAssignmentDisposable
 
+from .._queue import END, BoundedQueue
 from .._scope import current_scope
 from ..errors import NoScopeError
 from ..events import UniEvent
@@ -46,55 +46,24 @@ __all__ = ["from_async"]
 AsyncTransform = Callable[[AsyncIterator[UniEvent]], AsyncIterator[Any]]
 
 
-class _Inbox:
+class _Inbox(BoundedQueue):
     """The upstream's items, queued for the generator; the scope's backpressure hook."""
 
-    def __init__(self, buffer: int) -> None:
-        self.buffer = buffer
-        self.items: deque[Any] = deque()
-        self.ended = False
-        self.error: Exception | None = None
-        self._arrived = anyio.Event()
-        self._space = anyio.Event()
-
     def on_next(self, value: Any) -> None:
-        self.items.append(value)
-        self._arrived.set()
+        self.put(value)
 
     def on_error(self, error: Exception) -> None:
-        self.error = error
-        self.on_completed()
+        self.close(error)
 
     def on_completed(self) -> None:
-        self.ended = True
-        self._arrived.set()
-        self._space.set()
-
-    @property
-    def overflow(self) -> bool:
-        """True when ``buffer`` items wait for the generator: the reader pauses."""
-        return len(self.items) >= self.buffer and not self.ended
-
-    async def relieve(self) -> None:
-        """Wait until the generator took some of the queue."""
-        while self.overflow:
-            self._space = anyio.Event()
-            await self._space.wait()
+        self.close()
 
     async def events(self) -> AsyncIterator[Any]:
         """The items in order; the upstream's error raised after the items before it."""
-        while True:
-            while not self.items:
-                if self.ended:
-                    if self.error is not None:
-                        raise self.error
-                    return
-                self._arrived = anyio.Event()
-                await self._arrived.wait()
-            item = self.items.popleft()
-            if len(self.items) < self.buffer:
-                self._space.set()
+        while (item := await self.take()) is not END:
             yield item
+        if self.error is not None:
+            raise self.error
 
 
 def from_async(fn: AsyncTransform, *, buffer: int = 256) -> Operator[UniEvent, Any]:

@@ -9,68 +9,35 @@ consumer slows the read instead of growing memory.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 
-import anyio
-
+from .._queue import END, BoundedQueue
 from ..events import UniEvent
 
 
-class Channel:
+class Channel(BoundedQueue):
     """A sync observer queueing UniEvents for an async consumer (see the module doc)."""
 
     def __init__(self, buffer: int, last_id: Callable[[], str | None]) -> None:
-        if buffer < 1:
-            raise ValueError("buffer must be at least 1")
-        self.buffer = buffer
-        self.items: deque[tuple[UniEvent, str | None]] = deque()
-        self.ended = False
+        super().__init__(buffer)
         self._last_id = last_id
-        self._arrived = anyio.Event()
-        self._space = anyio.Event()
 
     # -- observer face (the reader task) ------------------------------------
     def on_next(self, value: object) -> None:
         """Queue a UniEvent (notices such as ``StreamRestart`` are for sinks only)."""
         if type(value) is UniEvent:
-            self.items.append((value, self._last_id()))
-            self._arrived.set()
+            self.put((value, self._last_id()))
 
     def on_error(self, error: Exception) -> None:
         """The stream ended with an error (the stream object raises it)."""
-        self._close()
+        self.close()
 
     def on_completed(self) -> None:
         """The stream ended."""
-        self._close()
-
-    def _close(self) -> None:
-        self.ended = True
-        self._arrived.set()
-        self._space.set()
-
-    # -- backpressure hook (Scope.pressure) ---------------------------------
-    @property
-    def overflow(self) -> bool:
-        """True when ``buffer`` events wait unread: the reader pauses."""
-        return len(self.items) >= self.buffer and not self.ended
-
-    async def relieve(self) -> None:
-        """Wait until the consumer read some of the queue."""
-        while self.overflow:
-            self._space = anyio.Event()
-            await self._space.wait()
+        self.close()
 
     # -- consumer face -----------------------------------------------------
     async def get(self) -> tuple[UniEvent, str | None] | None:
         """The next event and its last-event-id; ``None`` once the stream ended and is read."""
-        while not self.items:
-            if self.ended:
-                return None
-            self._arrived = anyio.Event()
-            await self._arrived.wait()
-        entry = self.items.popleft()
-        if len(self.items) < self.buffer:
-            self._space.set()
-        return entry
+        entry = await self.take()
+        return None if entry is END else entry  # type: ignore[no-any-return]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-import anyio
 import pytest
 
 uvicorn = pytest.importorskip("uvicorn", reason="the gateway extra (uvicorn) is not installed")
@@ -20,26 +17,8 @@ OPENAI_BASE = {"openai-chat": "/v1", "openai-responses": "/v1"}
 """The path the upstream's base URL ends with (OpenAI's SDK-style base includes /v1)."""
 
 
-@asynccontextmanager
-async def serve(app: Any) -> AsyncIterator[str]:
-    """Run ``app`` under uvicorn (its own asyncio loop, in a thread); yield its base URL."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                            lifespan="on", http="h11", loop="asyncio")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="uvicorn-gateway", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        await anyio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await anyio.to_thread.run_sync(thread.join, 10)
-
+# the real app under real uvicorn: the one helper the security tests use too
+from security.hostile import serve  # noqa: E402
 
 GatewayFactory = Callable[..., AbstractAsyncContextManager[str]]
 

@@ -46,7 +46,7 @@ from anyio.abc import TaskGroup
 from ..events import ToolCallItem, UniEvent
 from ..outcome import StreamRestart
 from ..tools import ToolRegistry, ToolResult, error_result, prepare_call
-from ..tools.progress import Progress, ToolCallContext, reset_current_call, set_current_call
+from ..tools._progress import Progress, ToolCallContext, reset_current_call, set_current_call
 from .base import AsyncSink
 
 __all__ = ["CallHooks", "ProgressCallback", "ResultCallback", "ToolDispatchSink",

@@ -15,7 +15,7 @@ from streamflow.demo import DEMO_PROMPT
 from streamflow.demo.plan import Plan
 from streamflow.demo.session import DemoOptions
 from streamflow.server import ReplayServer, Route
-from streamflow.web.demo import demo_app
+from streamflow.web._demo import demo_app
 
 pytestmark = pytest.mark.anyio
 

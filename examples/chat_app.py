@@ -42,10 +42,10 @@ from streamflow.web import (
     agent_run,
     from_run_agent_input,
     from_ui_messages,
+    to_dialect,
     to_ui_message,
     ui_message_stream_response,
 )
-from streamflow.web.history import to_dialect
 from streamflow.web.resume import ResumableStreams
 
 SYSTEM = "You are a helpful assistant."  # the app's own prompt: never taken from the client

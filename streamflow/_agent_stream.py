@@ -50,7 +50,7 @@ from .events import JSONDict, ToolCallItem, Usage
 from .sinks.tools import CallHooks, ToolDispatchSink
 from .streaming.async_stream import stream
 from .tools import ToolResult, error_result
-from .tools.progress import Progress, ToolCallContext
+from .tools._progress import Progress, ToolCallContext
 
 if TYPE_CHECKING:
     from .agent import Agent

@@ -18,7 +18,7 @@ from .events import JSONDict, ToolCallItem, UniEvent, Usage, usage_from_dict, us
 from .message import Message
 from .providers import HTTPRequest
 from .tools import ToolResult
-from .tools.progress import Progress
+from .tools._progress import Progress
 
 AgentEventType = Literal["turn.start", "event", "tool.start", "tool.progress", "tool.result",
                          "approval.request", "run.end"]

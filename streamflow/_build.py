@@ -44,6 +44,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.dialects.anthropic.decode",
     "streamflow.dialects.openai_chat._calls",
     "streamflow.dialects.openai_chat._choice",
+    "streamflow.dialects.openai_chat._chunk_fields",
     "streamflow.dialects.openai_chat.decode",
     "streamflow.dialects.openai_chat._parts",
     "streamflow.dialects.openai_chat._tails",

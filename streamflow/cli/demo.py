@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"streamflow demo: no bundled recording for {plan.dialect}", file=sys.stderr)
         return 2
     if args.web:
-        from ..web.demo import serve_demo  # a missing web extra: one line (cli.main)
+        from ..web._demo import serve_demo  # a missing web extra: one line (cli.main)
 
         return serve_demo(args, plan)
     render = RenderSink(Console(highlight=False), plain=args.plain)

@@ -35,8 +35,8 @@ from ..events import ToolCallItem, UniEvent
 from ..limits import DEFAULT_LIMITS, Limits
 from ..partial_json import ArgumentBuffer, parse_arguments
 from ..structured.snapshots import Snapshots
-from ..tools.registry import ToolRegistry
-from ..tools.schema import Tool
+from ..tools._registry import ToolRegistry
+from ..tools._schema import Tool
 from ._base import Handlers, Operator, stateful
 
 __all__ = ["ToolCallState", "accumulate_json"]

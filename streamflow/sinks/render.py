@@ -30,25 +30,18 @@ import sys
 import time
 from typing import TextIO
 
-from rich.console import Console, RenderableType
+from rich.console import Console
 from rich.text import Text
 
 from ..errors import CancelledStreamError
-from ..events import ContentItem, ToolCallItem, UniEvent
+from ..events import UniEvent
 from ..outcome import StreamRestart
 from ..partial_json import ArgumentBuffer
 from ..tools import ToolResult
+from ._render_groups import GroupDrawer
 from ._render_live import LiveScreen
-from ._render_markdown import BlockSplitter, BottomLines, LineBreakMarkdown
-from ._render_parts import (
-    THINKING_STYLE,
-    error_line,
-    fit_line,
-    format_footer,
-    note_width,
-    other_line,
-    tool_line,
-)
+from ._render_markdown import BlockSplitter
+from ._render_parts import error_line, fit_line, format_footer, note_width
 from ._render_plain import PlainWriter
 from ._render_tools import result_line, show_result
 from .base import BaseSink
@@ -58,14 +51,7 @@ from .stats import Clock, StreamStats
 __all__ = ["RenderSink", "error_line", "format_footer"]
 
 
-class _Passthrough(StreamSanitizer):
-    """``sanitize=False``: text is shown as sent (trusted sources only)."""
-
-    def feed(self, text: str) -> str:
-        return text
-
-
-class RenderSink(BaseSink):
+class RenderSink(GroupDrawer, BaseSink):
     """Draws one stream at a time on ``console`` (see the module doc).
 
     ``model``/``dialect`` name the request for the footer until the provider reports
@@ -111,9 +97,6 @@ class RenderSink(BaseSink):
         self._last_frame = float("-inf")
         self._plain_out.new_stream()
         self._finished = False
-
-    def _new_sanitizer(self) -> StreamSanitizer:
-        return StreamSanitizer() if self._sanitizing else _Passthrough()
 
     @property
     def err_file(self) -> TextIO:
@@ -187,100 +170,7 @@ class RenderSink(BaseSink):
         else:
             self._print(Text(line, style=style))
 
-    # ------------------------------------------------------------------ items
-
-    def _item(self, item: ContentItem) -> None:
-        kind, _, phase = item.type.partition(".")
-        if kind != self._kind:
-            self._close_group()
-            self._open_group(kind, item)
-        if phase == "done":
-            self._done(item)
-            return
-        if kind == "text":
-            self._grow(self._san.feed(item.text))  # type: ignore[union-attr]
-        elif kind == "thinking":
-            if self.show_thinking and not self.plain:
-                self._grow(self._san.feed(item.thinking))  # type: ignore[union-attr]
-        elif kind == "tool_call" and self._tool is not None:
-            self._tool[1].append(str(item.arguments))  # type: ignore[union-attr]
-
-    def _open_group(self, kind: str, item: ContentItem) -> None:
-        self._kind = kind
-        self._grown = self._grown_text = False
-        if kind == "tool_call" and isinstance(item, ToolCallItem):
-            self._tool = (sanitize(item.name), ArgumentBuffer())
-
-    def _grow(self, safe: str) -> None:
-        self._grown = True
-        if self.plain:
-            if safe and self._kind == "text":
-                self._plain_out.write(safe)
-            return
-        if self._kind == "thinking" and not self._grown_text and safe.strip():
-            self._print(Text("Thinking", style="dim bold"), gap=True)  # once there is some
-            self._screen.headed = True
-        self._grown_text = self._grown_text or bool(safe.strip())
-        for block in self._splitter.feed(safe):
-            self._print(self._block(block), gap=True)
-
-    def _done(self, item: ContentItem) -> None:
-        if self._kind in ("text", "thinking"):
-            showing = self._kind == "text" or (self.show_thinking and not self.plain)
-            if not self._grown and showing:  # a group with no fragments: show the whole item
-                self._grow(self._san.feed(str(getattr(item, item.growing))))
-            self._close_group()
-        elif isinstance(item, ToolCallItem):
-            name = self._tool[0] if self._tool else sanitize(item.name)
-            self._tool = None
-            if not self.plain:
-                self._print(tool_line(name, item.arguments, final=True), gap=True)
-            self._kind = None
-        else:
-            if not self.plain:
-                self._print(other_line(item), gap=True)
-            self._kind = None
-
-    def _close_group(self) -> None:
-        """Flush what the open group still holds (one full render of the tail)."""
-        kind, self._kind = self._kind, None
-        if kind in ("text", "thinking"):
-            self._san.close()
-            rest = self._splitter.flush()
-            if rest.strip() and not self.plain:
-                self._print(self._block(rest, kind), gap=True)
-        elif kind == "tool_call" and self._tool is not None:
-            name, buf = self._tool
-            self._tool = None
-            if not self.plain:
-                line = tool_line(name, buf.snapshot(), final=False, incomplete=self.stats.done)
-                self._print(line, gap=True)
-        self._san = self._new_sanitizer()
-
-    # -------------------------------------------------------------- renderers
-
-    def _block(self, text: str, kind: str | None = None) -> RenderableType:
-        if (kind or self._kind) == "thinking":
-            return Text(text, style=THINKING_STYLE)
-        if self.markdown:
-            return BottomLines(LineBreakMarkdown(text, code_theme=self.code_theme,
-                                                 hyperlinks=False))
-        return Text(text)
-
-    def _live_view(self) -> RenderableType | None:
-        kind = self._kind
-        height = max(1, self.console.size.height - 2)
-        if kind in ("text", "thinking"):
-            tail = self._splitter.tail(max_lines=height)
-            return BottomLines(self._block(tail), height) if tail.strip() else None
-        if kind == "tool_call" and self._tool is not None:
-            return tool_line(self._tool[0], self._tool[1].snapshot(), final=False)
-        return None
-
     # ---------------------------------------------------------------- display
-
-    def _print(self, renderable: RenderableType, *, gap: bool = False) -> None:
-        self._screen.print(renderable, gap=gap)
 
     def _frame(self) -> None:
         """Re-render the open tail, at most once per ``1/fps`` seconds."""

@@ -7,18 +7,27 @@ Running the calls is :class:`streamflow.ToolDispatchSink` (the sink ``run()`` fe
 :class:`streamflow.Agent` loops stream -> tools -> next turn. A tool may be an async
 generator yielding :class:`Progress` reports before its result, may need a person's
 approval (``needs_approval``), or may run another Agent (:func:`agent_tool`).
+
+The tools of a Model Context Protocol server are a registry too (the ``mcp`` extra):
+``async with mcp_stdio(StdioServerParameters(...)) as tools:`` (or :func:`mcp_http` for
+streamable HTTP, :func:`from_mcp` for a ``ClientSession`` of yours). Each is an
+:class:`MCPTool` checked against its ``inputSchema`` with ``jsonschema``; its result is
+:func:`result_value` of the server's answer, and an ``isError`` answer raises
+:class:`MCPToolError`, which the model sees as a tool error.
 """
 
 from __future__ import annotations
 
-from .agent_tool import SubAgentPending, agent_tool
-from .mcp import MCPTool, MCPToolError, mcp_http, mcp_stdio
-from .progress import Progress, ToolCallContext, current_call
-from .registry import ToolRegistry
-from .result import ToolContent, ToolResult, error_result, prepare_call, to_text
-from .schema import Tool, tool_from_function
+from ._agent_tool import SubAgentPending, agent_tool
+from ._mcp_connect import from_mcp, mcp_http, mcp_stdio
+from ._mcp_result import MCPToolError, result_value
+from ._mcp_tool import MCPTool, ProgressHook
+from ._progress import Progress, ToolCallContext, current_call
+from ._registry import ToolRegistry
+from ._result import ToolContent, ToolResult, error_result, prepare_call, to_text
+from ._schema import Tool, tool_from_function
 
-__all__ = ["MCPTool", "MCPToolError", "Progress", "SubAgentPending", "Tool", "ToolCallContext",
-           "ToolContent", "ToolRegistry", "ToolResult", "agent_tool", "current_call",
-           "error_result", "mcp_http", "mcp_stdio", "prepare_call", "to_text",
-           "tool_from_function"]
+__all__ = ["MCPTool", "MCPToolError", "Progress", "ProgressHook", "SubAgentPending", "Tool",
+           "ToolCallContext", "ToolContent", "ToolRegistry", "ToolResult", "agent_tool",
+           "current_call", "error_result", "from_mcp", "mcp_http", "mcp_stdio", "prepare_call",
+           "result_value", "to_text", "tool_from_function"]

@@ -6,8 +6,9 @@ message stream (``useChat``), :func:`ag_ui_response` AG-UI events (CopilotKit an
 the agent frameworks that speak it); both take a byte source, a UniEvent source or
 an :func:`agent_run`, and cancel the upstream request when the client disconnects;
 ``on_finish`` hears how each answer ended. :func:`from_ui_messages` and
-:func:`from_run_agent_input` read the client's history back in (:mod:`.history`),
-:func:`to_ui_message` writes an answer as the ``UIMessage`` to store.
+:func:`from_run_agent_input` read the client's history back in (:func:`to_dialect`
+writes neutral turns as a dialect's messages), :func:`to_ui_message` writes an answer
+as the ``UIMessage`` to store. ``streamflow demo --web`` is the web demo.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("streamflow.web needs the web extra: "
                       "pip install 'streamflow-llm[web]'") from exc
 
-from .answer import Answer, to_ui_message
-from .drive import AgentRun, EncoderSink, agent_resume, agent_run, approvals
-from .history import from_ui_messages
-from .history_agui import from_run_agent_input
-from .outbox import Outbox
+from ._answer import Answer, FinishStatus, OnFinish, to_ui_message
+from ._drive import AgentRun, EncoderSink, agent_resume, agent_run, approvals
+from ._history import DataMapper, from_ui_messages, to_dialect
+from ._history_agui import from_run_agent_input
+from ._outbox import Outbox
 from .responses import (
     UI_MESSAGE_STREAM_HEADERS,
     EncodedStreamResponse,
@@ -31,7 +32,7 @@ from .responses import (
     ui_message_stream_response,
 )
 
-__all__ = ["UI_MESSAGE_STREAM_HEADERS", "AgentRun", "Answer", "EncodedStreamResponse",
-           "EncoderSink", "Outbox", "ag_ui_response", "agent_resume", "agent_run", "approvals",
-           "from_run_agent_input", "from_ui_messages", "to_ui_message",
-           "ui_message_stream_response"]
+__all__ = ["UI_MESSAGE_STREAM_HEADERS", "AgentRun", "Answer", "DataMapper",
+           "EncodedStreamResponse", "EncoderSink", "FinishStatus", "OnFinish", "Outbox",
+           "ag_ui_response", "agent_resume", "agent_run", "approvals", "from_run_agent_input",
+           "from_ui_messages", "to_dialect", "to_ui_message", "ui_message_stream_response"]

@@ -13,7 +13,7 @@ request (the provider sees the connection go).
 ``on_finish(answer, *, status)`` is called exactly once per answer, when it ends:
 ``"completed"``, ``"failed"`` (a typed error ended it; ``answer`` is the partial)
 or ``"aborted"`` (the client left; the partial). ``answer`` is an
-:class:`~streamflow.web.answer.Answer`; :func:`~streamflow.web.to_ui_message`
+:class:`~streamflow.web.Answer`; :func:`~streamflow.web.to_ui_message`
 makes it the ``UIMessage`` the user saw, to store with the chat.
 """
 
@@ -32,9 +32,9 @@ from ..targets._ui_run import UIRunEncoder
 from ..targets.ag_ui.encode import AGUIEncoder
 from ..targets.vercel_ui.encode import HEADERS as UI_MESSAGE_STREAM_HEADERS
 from ..targets.vercel_ui.encode import VercelUIEncoder
-from .answer import AnswerRecorder, FinishStatus, OnFinish, call_on_finish
-from .drive import produce
-from .outbox import Outbox
+from ._answer import AnswerRecorder, FinishStatus, OnFinish, call_on_finish
+from ._drive import produce
+from ._outbox import Outbox
 
 __all__ = ["UI_MESSAGE_STREAM_HEADERS", "EncodedStreamResponse", "ag_ui_response",
            "ui_message_stream_response"]

@@ -59,8 +59,8 @@ from ..errors import CancelledStreamError, SinkError, StreamflowError, StreamTim
 from ..limits import Limits
 from ..runtime import run
 from ..sinks.redis import RedisStreamSink
-from .answer import AnswerRecorder, FinishStatus, OnFinish, call_on_finish
-from .drive import AgentRun
+from ._answer import AnswerRecorder, FinishStatus, OnFinish, call_on_finish
+from ._drive import AgentRun
 from .resume_access import (
     PROTOCOLS,
     TOKEN_HEADER,

@@ -33,7 +33,7 @@ def _source(module: str) -> Path:
 def test_every_public_module_has_a_page_and_a_docstring() -> None:
     modules = api_pages.public_modules()
     assert "streamflow" in modules and "streamflow.decoder" in modules
-    assert "streamflow.cli.convert" in modules and "streamflow.web.demo" in modules
+    assert "streamflow.cli.convert" in modules and "streamflow.web.resume" in modules
     assert not [m for m in modules if any(p.startswith("_") for p in m.split("."))]
     files = {str(p.relative_to(ROOT).with_suffix("")).replace(os.sep, ".")
              for p in (ROOT / "streamflow").rglob("*.py")}

@@ -107,8 +107,8 @@ async def test_async_batches_end_the_same_way() -> None:
 async def _web_body(events: list[UniEvent]) -> bytes:
     import anyio
 
-    from streamflow.web.drive import produce
-    from streamflow.web.outbox import Outbox
+    from streamflow.web import Outbox
+    from streamflow.web._drive import produce
 
     outbox = Outbox()
     encoder = get_encoder("vercel-ui")(run=True)

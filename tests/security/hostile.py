@@ -1,10 +1,12 @@
-"""Security test support: a hostile loopback upstream and the real gateway under real uvicorn.
+"""Test support: a hostile loopback upstream, and any ASGI app under real uvicorn.
 
 :class:`HostileUpstream` is a plain-socket HTTP server (a thread per connection)
 that answers every request with a script of ``(bytes, seconds to wait after)``
 steps, then closes the connection (an empty script holds it open); it records
 when each request arrived and when its client (the gateway) closed the
-connection, so a test can assert the upstream was released.
+connection, so a test can assert the upstream was released. :func:`serve` (``async
+with``) and :func:`serve_sync` (``with``) run an app -- the gateway, a web app -- under
+real uvicorn in a thread of its own, on a random loopback port.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ import select
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anyio
@@ -137,27 +139,57 @@ class HostileUpstream:
         return self.closed[count - 1]
 
 
-@asynccontextmanager
-async def serve(app: Any, **config: Any) -> AsyncIterator[str]:
-    """Run ``app`` under real uvicorn (own loop, in a thread); yield its base URL."""
+def _start(app: Any, config: dict[str, Any]) -> tuple[Any, threading.Thread]:
+    """uvicorn serving ``app`` on a random loopback port, in a thread with its own loop."""
     import uvicorn
 
     options: dict[str, Any] = {"http": "h11", **config}
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
                                            lifespan="on", loop="asyncio", **options))
-    thread = threading.Thread(target=server.run, name="uvicorn-security", daemon=True)
+    thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
     thread.start()
+    return server, thread
+
+
+def _url(server: Any, thread: threading.Thread, deadline: float) -> str | None:
+    """The base URL once uvicorn started (None: not yet; raises when it never will)."""
+    if server.started:
+        return f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    if not thread.is_alive() or time.monotonic() > deadline:
+        raise RuntimeError("uvicorn did not start")
+    return None
+
+
+@asynccontextmanager
+async def serve(app: Any, **config: Any) -> AsyncIterator[str]:
+    """Run ``app`` under real uvicorn (own loop, in a thread); yield its base URL.
+
+    The test's event loop (asyncio or trio) stays free while uvicorn starts and stops,
+    for an upstream or a client running on it. ``config`` goes to ``uvicorn.Config``.
+    """
+    server, thread = _start(app, config)
     deadline = time.monotonic() + 10
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
+    while (url := _url(server, thread, deadline)) is None:
         await anyio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield url
     finally:
         server.should_exit = True
         await anyio.to_thread.run_sync(thread.join, 10)
+
+
+@contextmanager
+def serve_sync(app: Any, **config: Any) -> Iterator[str]:
+    """:func:`serve` for a ``with`` block: waits for uvicorn by blocking the caller."""
+    server, thread = _start(app, config)
+    deadline = time.monotonic() + 10
+    while (url := _url(server, thread, deadline)) is None:
+        time.sleep(0.01)
+    try:
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(10)
 
 
 class Counting:

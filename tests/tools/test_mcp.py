@@ -27,8 +27,7 @@ from streamflow.events import InlineDataItem, TextItem, ToolCallItem
 from streamflow.providers import make_provider
 from streamflow.server import ReplayServer, Route
 from streamflow.sinks.tools import ToolDispatcher
-from streamflow.tools import ToolContent, ToolRegistry, mcp_http, mcp_stdio
-from streamflow.tools.mcp import MCPTool, MCPToolError
+from streamflow.tools import MCPTool, MCPToolError, ToolContent, ToolRegistry, mcp_http, mcp_stdio
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from serving import serve_app
+from security.hostile import serve_sync
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -58,7 +58,7 @@ async def test_an_agent_run_is_one_ui_message_with_a_step_per_turn() -> None:
     seen: list[list[ToolResult]] = []
     async with DemoServer("anthropic", fast=True) as upstream:
         app, agents = agent_app(upstream.base_url, ui_message_stream_response, seen)
-        with serve_app(app) as url:
+        with serve_sync(app) as url:
             async with httpx.AsyncClient(timeout=30) as client:
                 response = await client.post(url + "/chat")
         assert len(upstream.hits) == 2  # turn 1, then turn 2 with the tool result
@@ -83,7 +83,7 @@ async def test_an_agent_run_is_one_ui_message_with_a_step_per_turn() -> None:
 async def test_an_agent_run_as_ag_ui_events() -> None:
     async with DemoServer("anthropic", fast=True) as upstream:
         app, _ = agent_app(upstream.base_url, ag_ui_response, [])
-        with serve_app(app) as url:
+        with serve_sync(app) as url:
             async with httpx.AsyncClient(timeout=30) as client:
                 response = await client.post(url + "/chat")
     events = [json.loads(p) for p in payloads(response.content)]

@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
 from mcp import StdioServerParameters
-from serving import serve_app
+from security.hostile import serve_sync
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -80,7 +80,7 @@ async def served(respond: Any) -> AsyncIterator[str]:
             return respond(agent_run(request.app.state.agent, "Count to three."))
 
         app = Starlette(routes=[HTTPRoute("/chat", chat, methods=["POST"])], lifespan=lifespan)
-        with serve_app(app) as base:
+        with serve_sync(app) as base:
             yield f"{base}/chat"
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from realdata import ROOT
-from serving import serve_app
+from security.hostile import serve_sync
 from test_responses import TOOL_TURN
 
 from streamflow.server import ReplayServer, Route
@@ -54,7 +54,7 @@ def user(mid: str, text: str) -> dict[str, Any]:
 
 async def ask(module: Any, chat_id: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One POST as useChat sends it; the chat's stored messages afterwards."""
-    with serve_app(module.app) as url:
+    with serve_sync(module.app) as url:
         async with httpx.AsyncClient(timeout=30) as client:
             answer = await client.post(url + "/api/chat", json={
                 "id": chat_id, "trigger": "submit-message", "messages": messages})

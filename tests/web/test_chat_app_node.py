@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 from realredis import redis_server, redis_url  # noqa: F401 - fixtures
-from serving import serve_app
+from security.hostile import serve_sync
 from test_chat_app import TOOL_TURN, load_app, text_turn, user
 
 from streamflow.demo.server import event_chunks
@@ -51,7 +51,7 @@ async def test_three_turns_from_the_real_client(node_clients: Path, tmp_path: Pa
                           ("u3", "What is my name?")):
             module = load_app(db, upstream.url, monkeypatch)  # a restart: only the file remains
             history.append(user(mid, text))
-            with serve_app(module.app) as url:
+            with serve_sync(module.app) as url:
                 turn = await node_turn(node_clients, tmp_path, url, "c1", history)
             module.store.db.close()
             assert turn["chunks"][-1] == "finish"
@@ -66,7 +66,7 @@ async def test_three_turns_from_the_real_client(node_clients: Path, tmp_path: Pa
                    for b in m["content"])
         # the user presses stop mid-answer: the app cancels the upstream and stores the partial
         module = load_app(db, upstream.url, monkeypatch)
-        with serve_app(module.app) as url:
+        with serve_sync(module.app) as url:
             stopped = await node_turn(node_clients, tmp_path, url, "c1",
                                       [*history, user("u4", "Tell me more.")], abort_after=4)
             with anyio.fail_after(5):
@@ -93,7 +93,7 @@ async def test_three_turns_from_the_real_ag_ui_agent(node_clients: Path, tmp_pat
     async with ReplayServer(routes) as upstream:
         for text in ("Hi, I am Ada.", "Weather in Paris?", "What is my name?"):
             module = load_app(db, upstream.url, monkeypatch)  # a restart between the turns
-            with serve_app(module.app) as url:
+            with serve_sync(module.app) as url:
                 args = ["node", str(node_clients / "agui_turn.mjs"), url + "/api/agui", "t1",
                         str(thread), text]
                 done = await anyio.to_thread.run_sync(lambda a=args: subprocess.run(
@@ -120,7 +120,7 @@ async def test_the_real_client_stops_an_answer_through_another_instance(
     async with ReplayServer(Route(chunks=slow, delays=[0.0] + [0.3] * (len(slow) - 1))) as up:
         first = load_app(db, up.url, monkeypatch)
         second = load_app(db, up.url, monkeypatch)
-        with serve_app(first.app) as a, serve_app(second.app) as b:
+        with serve_sync(first.app) as a, serve_sync(second.app) as b:
             path = tmp_path / "messages.json"
             path.write_text(json.dumps([user("u1", "Talk.")]), encoding="utf-8")
             args = ["node", str(node_clients / "chat_turn.mjs"), a + "/api/chat", "c7",

@@ -13,7 +13,7 @@ import anyio
 import httpx
 import pytest
 from realredis import redis_server, redis_url  # noqa: F401 - fixtures
-from serving import serve_app
+from security.hostile import serve_sync
 from test_chat_app import load_app, text_turn, user
 
 from streamflow.demo.server import event_chunks
@@ -31,7 +31,7 @@ async def test_stop_on_another_instance(tmp_path: object, redis_url: str,  # noq
     async with ReplayServer(Route(chunks=slow, delays=[0.0] + [0.3] * (len(slow) - 1))) as up:
         first = load_app(db, up.url, monkeypatch)
         second = load_app(db, up.url, monkeypatch)
-        with serve_app(first.app) as a, serve_app(second.app) as b:
+        with serve_sync(first.app) as a, serve_sync(second.app) as b:
             async with httpx.AsyncClient(timeout=30) as client:
                 async with client.stream("POST", a + "/api/chat", json={
                         "id": "c9", "messages": [user("u1", "Talk.")]}) as answer:

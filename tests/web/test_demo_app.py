@@ -8,14 +8,14 @@ from typing import Any
 
 import httpx
 import pytest
-from serving import serve_app
+from security.hostile import serve_sync
 
 from streamflow.cli import demo as demo_cli
 from streamflow.demo import DEMO_PROMPT
 from streamflow.demo.plan import Plan
 from streamflow.demo.session import DemoOptions
 from streamflow.server import ReplayServer, Route
-from streamflow.web.demo import demo_app
+from streamflow.web._demo import demo_app
 
 pytestmark = pytest.mark.anyio
 
@@ -27,7 +27,7 @@ def payloads(body: bytes) -> list[Any]:
 
 async def test_the_page_its_files_and_the_bundled_conversation() -> None:
     app = demo_app(Plan("replay", "openai-chat", reason="test"), DemoOptions(fast=True))
-    with serve_app(app) as url:
+    with serve_sync(app) as url:
         async with httpx.AsyncClient(base_url=url, timeout=30) as client:
             page = await client.get("/")
             script = await client.get("/static/app.js")
@@ -72,7 +72,7 @@ async def test_a_base_url_without_model_asks_the_server_which_model_it_serves() 
     async with ReplayServer({"/v1/models": models,
                              "/v1/chat/completions": Route(chunks=[body])}) as upstream:
         plan = Plan("live", "openai-chat", upstream.url + "/v1", None, reason="--base-url")
-        with serve_app(demo_app(plan)) as url:
+        with serve_sync(demo_app(plan)) as url:
             async with httpx.AsyncClient(base_url=url, timeout=30) as client:
                 config = (await client.get("/api/config")).json()
                 chat = await client.post("/api/chat", json={"prompt": "hello"})
@@ -85,7 +85,7 @@ async def test_a_server_without_a_model_list_leaves_the_model_to_the_stream() ->
     async with ReplayServer({"/v1/chat/completions": Route(chunks=[b"data: [DONE]\n\n"])}
                             ) as upstream:  # /v1/models: 404
         plan = Plan("live", "openai-chat", upstream.url + "/v1", None, reason="--base-url")
-        with serve_app(demo_app(plan)) as url:
+        with serve_sync(demo_app(plan)) as url:
             async with httpx.AsyncClient(base_url=url, timeout=30) as client:
                 config = (await client.get("/api/config")).json()
     assert config["model"] is None
@@ -93,7 +93,7 @@ async def test_a_server_without_a_model_list_leaves_the_model_to_the_stream() ->
 
 async def test_the_page_waits_for_ask_and_loads_its_markdown_renderer() -> None:
     app = demo_app(Plan("replay", "anthropic", reason="test"), DemoOptions(fast=True))
-    with serve_app(app) as url:
+    with serve_sync(app) as url:
         async with httpx.AsyncClient(base_url=url, timeout=30) as client:
             page = (await client.get("/")).text
             script = (await client.get("/static/app.js")).text

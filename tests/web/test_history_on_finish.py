@@ -11,7 +11,7 @@ import anyio
 import httpx
 import pytest
 from realdata import DATA
-from serving import serve_app
+from security.hostile import serve_sync
 from test_responses import TOOL_TURN, proxy_app
 
 from streamflow.demo.server import event_chunks
@@ -75,7 +75,7 @@ async def test_completed_answer_round_trips_to_the_provider(respond: Any) -> Non
     finished = Finished()
     async with ReplayServer(Route.from_body(TOOL_TURN.read_bytes())) as upstream:
         app = proxy_app(upstream.url, lambda s: respond(s, on_finish=finished))
-        with serve_app(app) as url:
+        with serve_sync(app) as url:
             response = await post(url + "/chat")
             await finished.wait()
     assert response.status_code == 200
@@ -99,7 +99,7 @@ async def test_failed_answer_keeps_the_partial() -> None:
     async with ReplayServer(Route.from_body(cut.read_bytes())) as upstream:
         app = proxy_app(upstream.url, lambda s: ui_message_stream_response(
             s, on_finish=finished))
-        with serve_app(app) as url:
+        with serve_sync(app) as url:
             await post(url + "/chat")
             await finished.wait()
     [(answer, status)] = finished.calls
@@ -115,7 +115,7 @@ async def test_aborted_answer_when_the_client_leaves(respond: Any) -> None:
     finished = Finished()
     async with ReplayServer(slow) as upstream:
         app = proxy_app(upstream.url, lambda s: respond(s, on_finish=finished))
-        with serve_app(app) as url:
+        with serve_sync(app) as url:
             async with httpx.AsyncClient(timeout=30) as client:
                 async with client.stream("POST", url + "/chat") as response:
                     seen = b""

@@ -19,7 +19,7 @@ import anyio
 import httpx
 import pytest
 from realdata import ROOT
-from serving import serve_app
+from security.hostile import serve_sync
 
 from streamflow.demo.server import DemoServer
 
@@ -49,7 +49,7 @@ async def readme_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Asyn
         monkeypatch.setenv("ANTHROPIC_BASE_URL", upstream.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
         monkeypatch.setenv("CHAT_DB", str(tmp_path / "chats.db"))  # the app's SQLite file
-        with serve_app(readme_app(tmp_path)) as url:
+        with serve_sync(readme_app(tmp_path)) as url:
             yield url
 
 

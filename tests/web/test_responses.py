@@ -14,7 +14,7 @@ import anyio
 import httpx
 import pytest
 from realdata import DATA
-from serving import serve_app
+from security.hostile import serve_sync
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -69,7 +69,7 @@ async def post(url: str) -> httpx.Response:
 async def test_ui_message_stream_response_headers_and_body() -> None:
     async with ReplayServer(Route.from_body(TOOL_TURN.read_bytes())) as upstream:
         app = proxy_app(upstream.url, lambda s: ui_message_stream_response(s, message_id="m1"))
-        with serve_app(app) as url:
+        with serve_sync(app) as url:
             response = await post(url + "/chat")
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/event-stream"
@@ -85,7 +85,7 @@ async def test_ag_ui_response_headers_and_body() -> None:
     async with ReplayServer(Route.from_body(TOOL_TURN.read_bytes())) as upstream:
         app = proxy_app(upstream.url, lambda s: ag_ui_response(
             s, thread_id="t", run_id="r", message_id="m"))
-        with serve_app(app) as url:
+        with serve_sync(app) as url:
             response = await post(url + "/chat")
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/event-stream"
@@ -101,7 +101,7 @@ async def test_provider_error_is_written_in_band() -> None:
         "type": "overloaded_error", "message": "Overloaded"}})
     async with ReplayServer(overloaded) as upstream:
         app = proxy_app(upstream.url, ui_message_stream_response)
-        with serve_app(app) as url:
+        with serve_sync(app) as url:
             response = await post(url + "/chat")
     assert response.status_code == 200  # the stream had started: the error is a chunk
     chunks = sse_payloads(response.content)
@@ -115,7 +115,7 @@ async def test_client_disconnect_cancels_the_upstream_request(respond: Any) -> N
     chunks = event_chunks(TOOL_TURN.read_bytes())  # one SSE event per HTTP chunk
     slow = Route(chunks=chunks, delays=[0.0] + [0.2] * (len(chunks) - 1))
     async with ReplayServer(slow) as upstream:
-        with serve_app(proxy_app(upstream.url, respond)) as url:
+        with serve_sync(proxy_app(upstream.url, respond)) as url:
             async with httpx.AsyncClient(timeout=30) as client:
                 async with client.stream("POST", url + "/chat") as response:
                     async for _ in response.aiter_bytes():

@@ -37,7 +37,7 @@ def error_body(info: ErrorInfo) -> JSONDict:
 
 def message_body(message: Message) -> JSONDict:
     """The non-streaming ``message`` body of ``message`` (see the module doc)."""
-    from .request import block  # one content block per item, as a next turn sends it
+    from ._content import block  # one content block per item, as a next turn sends it
 
     content: list[JSONDict] = []
     for item in message.items:

@@ -48,20 +48,17 @@ from ...errors import IncompleteStreamError, ProtocolError
 from ...events import (
     ContentItem,
     FinishReason,
-    InlineDataItem,
-    InlineThinkingItem,
     JSONDict,
-    TextItem,
-    ThinkingItem,
     ToolCallItem,
     Usage,
 )
 from ...framing.eventstream import EventStreamMessage
 from ...message import Message
 from .._held_groups import HeldGroups
-from .._readers import b64_field, expect_index, expect_obj, expect_str, opt_obj, token_count
+from .._readers import expect_index, expect_obj, expect_str, opt_obj, token_count
 from ..base import Decoder
 from . import wire
+from ._deltas import delta_items
 from ._frames import event_payload, raise_exception_frame
 from .wire import parse_event
 
@@ -99,6 +96,7 @@ def bedrock_usage(raw: JSONDict) -> Usage:
 
 def _index(ev: JSONDict) -> int:
     return expect_index(ev.get("contentBlockIndex"), "bedrock contentBlockIndex")
+
 
 class BedrockDecoder(Decoder[EventStreamMessage]):
     """Sans-IO decoder of Bedrock ConverseStream (see module doc)."""
@@ -209,63 +207,8 @@ class BedrockDecoder(Decoder[EventStreamMessage]):
         if state["kind"] == "extra":
             state["block"]["deltas"].append(delta)
             return
-        for key, value in delta.items():
-            if key == "text":
-                self._out(index, state, TextItem("text.delta", expect_str(value, "delta.text"),
-                                                 None, None))
-            elif key == "toolUse":
-                if not state.get("tool"):
-                    raise ProtocolError(f"toolUse delta for block {index}, which is no tool call")
-                tool = expect_obj(value, "bedrock delta.toolUse")
-                self._out(index, state, ToolCallItem(
-                    "tool_call.delta", "", "", expect_str(tool.get("input"), "toolUse.input"),
-                    None, None))
-            elif key == "reasoningContent":
-                for item in self._reasoning(expect_obj(value, "bedrock delta.reasoningContent")):
-                    self._out(index, state, item)
-            elif key == "citation":
-                self._out(index, state, TextItem("text.delta", "", None, {"citations": [value]}))
-            elif key == "image":
-                value = expect_obj(value, "bedrock delta.image")
-                source = opt_obj(value.get("source"), "bedrock delta.image.source")
-                extra = {k: v for k, v in value.items() if k != "source"} or None
-                self._out(index, state, InlineDataItem(
-                    "inline_data.delta", b64_field(source.get("bytes", ""), "image bytes"),
-                    state.get("mime", "application/octet-stream"), None, extra))
-            else:
-                self._out(index, state, self._unknown_delta(state, {key: value}))
-
-    @staticmethod
-    def _reasoning(value: JSONDict) -> list[ContentItem]:
-        out: list[ContentItem] = []
-        for key, part in value.items():
-            if key == "text":
-                out.append(ThinkingItem("thinking.delta",
-                                        expect_str(part, "reasoningContent.text"), None, None))
-            elif key == "signature":
-                sig = expect_str(part, "reasoningContent.signature")
-                out.append(ThinkingItem("thinking.delta", "", {"signature": sig}, None))
-            elif key == "redactedContent":
-                out.append(InlineThinkingItem("inline_thinking.delta",
-                                              b64_field(part, "redactedContent"), None,
-                                              {"block_type": "redactedContent"}))
-            else:
-                out.append(ThinkingItem("thinking.delta", "", None, {
-                    "unknown_deltas": [{"reasoningContent": {key: part}}]}))
-        return out
-
-    @staticmethod
-    def _unknown_delta(state: JSONDict, delta: JSONDict) -> ContentItem:
-        """An unknown delta key rides on an empty fragment of the block's kind."""
-        extra = {"unknown_deltas": [delta]}
-        last = state["last"]
-        if state.get("tool"):
-            return ToolCallItem("tool_call.delta", "", "", "", None, extra)
-        if last == "thinking":
-            return ThinkingItem("thinking.delta", "", None, extra)
-        if last == "inline_thinking":
-            return InlineThinkingItem("inline_thinking.delta", b"", None, extra)
-        return TextItem("text.delta", "", None, extra)
+        for item in delta_items(index, state, delta):  # lazily: each sees the last kind
+            self._out(index, state, item)
 
     def _stop_block(self, index: int) -> None:
         state = self._block(index)

@@ -68,52 +68,24 @@ payload is a chunk; ``data: [DONE]`` ends the stream. Mapping onto UniEvent:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 from pydantic_core import from_json
 
-from ...errors import IncompleteStreamError, ProtocolError, ProviderError, StreamflowError
-from ...events import FinishReason, JSONDict, Usage
+from ...errors import IncompleteStreamError, ProtocolError, StreamflowError
+from ...events import FinishReason, JSONDict
 from ...framing.sse import ServerSentEvent
 from ...limits import Limits
 from ...message import Message
-from .._readers import token_count, wrong
+from .._readers import wrong
 from ..base import Decoder, Emitter, ErrorFields, load_frame
 from . import wire
 from ._choice import ChoiceMapper
+from ._chunk_fields import FINISH_REASONS, MESSAGE_KEYS, NOT_META, openai_usage, provider_error
 from .wire import parse_event
 
 __all__ = ["FINISH_REASONS", "OpenAIChatDecoder", "openai_usage", "parse_event"]
-
-FINISH_REASONS: Final[dict[str, FinishReason]] = {
-    "stop": "stop",
-    "length": "length",
-    "tool_calls": "tool_call",
-    "function_call": "tool_call",
-}
-_NOT_META: Final = frozenset({"choices", "usage", "error", "object"})
-#: envelope keys that describe the whole message; any other envelope key (llama.cpp's
-#: ``timings``) may change from chunk to chunk, so it also rides on its chunk's events
-_MESSAGE_KEYS: Final = frozenset({"id", "model", "created", "system_fingerprint", "provider",
-                                  "service_tier", "object"})
-
-
-def openai_usage(raw: JSONDict) -> Usage:
-    """Map an OpenAI-style usage object onto :class:`Usage` (raw kept in ``provider``)."""
-    prompt_details = raw.get("prompt_tokens_details")
-    done_details = raw.get("completion_tokens_details")
-    cached = token_count(prompt_details, "cached_tokens")
-    if cached is None:
-        cached = token_count(raw, "prompt_cache_hit_tokens")
-    cost = raw.get("cost")
-    if type(cost) not in (int, float):
-        cost = None
-    return Usage(cached_tokens=cached, prompt_tokens=token_count(raw, "prompt_tokens"),
-                 thoughts_tokens=token_count(done_details, "reasoning_tokens"),
-                 response_tokens=token_count(raw, "completion_tokens"),
-                 cost=None if cost is None else float(cost), provider=raw,
-                 cache_write_tokens=token_count(prompt_details, "cache_write_tokens"))
 
 
 class OpenAIChatDecoder(Decoder[ServerSentEvent]):
@@ -233,7 +205,7 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
                     raise wrong("chunk usage", "a JSON object", usage)
                 self._usage = usage
             if error is not None:
-                raise self._error(error, chunk)
+                raise provider_error(error, chunk)
         except StreamflowError as exc:
             exc.attach(self.partial)
             raise
@@ -252,7 +224,7 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
         meta = self._meta
         changed: JSONDict | None = None
         for key, value in chunk.items():
-            if key in _NOT_META or value is None or meta.get(key) == value:
+            if key in NOT_META or value is None or meta.get(key) == value:
                 continue
             meta[key] = value
             if changed is None:
@@ -260,7 +232,7 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
             changed[key] = value
         if changed:
             self.emitter.note(changed)
-            ride = {k: v for k, v in changed.items() if k not in _MESSAGE_KEYS}
+            ride = {k: v for k, v in changed.items() if k not in MESSAGE_KEYS}
             if ride:
                 self._ride = ride
 
@@ -270,24 +242,6 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
             mapper = self._others[index] = ChoiceMapper(Emitter(self.limits), index)
         mapper.em.now = self.emitter.now
         return mapper
-
-    def _error(self, error: Any, chunk: JSONDict) -> ProviderError:
-        code: Any = None
-        kind: Any = None
-        if type(error) is dict:
-            message = error.get("message") or error.get("error") or "provider error"
-            code = error.get("code")
-            metadata = error.get("metadata")
-            if type(metadata) is dict:
-                kind = metadata.get("error_type")
-            kind = kind or error.get("type") or (code if type(code) is str else None)
-        else:
-            message = error
-        if type(code) not in (int, str):
-            code = None
-        rid = chunk.get("id")
-        return ProviderError(str(message), code=code, type=str(kind) if kind else None,
-                             request_id=rid if type(rid) is str and rid else None, body=chunk)
 
     def _end(self) -> None:
         """``[DONE]``: close everything, replay other choices, emit the stop event."""

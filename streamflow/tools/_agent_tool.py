@@ -25,10 +25,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from .progress import current_call
-from .schema import Tool, tool_from_function
-
-__all__ = ["SubAgentPending", "agent_tool"]
+from ._progress import current_call
+from ._schema import Tool, tool_from_function
 
 
 class SubAgentPending(Exception):

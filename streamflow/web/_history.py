@@ -19,7 +19,7 @@ dialect's request builder). It follows the AI SDK's ``convertToModelMessages``:
   ``source-*`` parts are left out (as the AI SDK does); ``system`` messages are left
   out: the system prompt is the app's (``ChatRequest.system``).
 
-AG-UI's ``RunAgentInput`` is read in :mod:`streamflow.web.history_agui`.
+AG-UI's ``RunAgentInput`` is read in :mod:`streamflow.web._history_agui`.
 """
 
 from __future__ import annotations
@@ -41,8 +41,6 @@ from ..events import (
     ToolCallItem,
 )
 from ..providers.request import ChatRequest, Part, ToolResultPart, Turn
-
-__all__ = ["DataMapper", "from_ui_messages", "to_dialect"]
 
 DataMapper = Callable[[JSONDict], "Iterable[Part] | None"]
 """Maps a ``data-*`` part to the parts it stands for in the model's input (None: none)."""

@@ -26,8 +26,6 @@ from typing import Any
 
 from ..events import ToolCallItem, Usage
 
-__all__ = ["Progress", "ToolCallContext", "current_call"]
-
 
 @dataclass(frozen=True, slots=True)
 class Progress:

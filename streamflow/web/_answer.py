@@ -36,9 +36,6 @@ from ..sinks.base import AsyncSink
 from ..targets._ui_run import streamflow_metadata
 from ..tools import ToolResult
 
-__all__ = ["Answer", "AnswerRecorder", "FinishStatus", "OnFinish", "call_on_finish",
-           "to_ui_message"]
-
 FinishStatus = Literal["completed", "failed", "aborted"]
 OnFinish = Callable[..., "Awaitable[None] | None"]
 """``on_finish(answer, *, status)``; sync or async."""

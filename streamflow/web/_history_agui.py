@@ -1,6 +1,6 @@
 """AG-UI's ``RunAgentInput`` in: its messages as the neutral conversation, or a provider's JSON.
 
-The AG-UI side of :mod:`streamflow.web.history` (see :func:`from_run_agent_input`).
+The AG-UI side of :mod:`streamflow.web._history` (see :func:`from_run_agent_input`).
 """
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ from typing import Any
 
 from ..events import InlineDataItem, JSONDict, TextItem, ThinkingItem, ToolCallItem
 from ..providers.request import Part, ToolResultPart, Turn
-from .history import _b64, _bad, to_dialect
-
-__all__ = ["from_run_agent_input"]
+from ._history import _b64, _bad, to_dialect
 
 
 def _agui(message: Any) -> dict[str, Any]:

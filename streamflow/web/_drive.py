@@ -27,10 +27,8 @@ from ..runtime import run
 from ..sinks.base import AsyncSink
 from ..targets._ui_run import UIRunEncoder
 from ..tools import ToolResult
-from .history import to_dialect
-from .outbox import Outbox
-
-__all__ = ["AgentRun", "EncoderSink", "agent_resume", "agent_run", "approvals", "produce"]
+from ._history import to_dialect
+from ._outbox import Outbox
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""The tool registry: named :class:`~streamflow.tools.schema.Tool` objects, by decorator or call.
+"""The tool registry: named :class:`~streamflow.tools.Tool` objects, by decorator or call.
 
 ::
 
@@ -19,9 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar, overload
 
-from .schema import Tool, tool_from_function
-
-__all__ = ["ToolRegistry"]
+from ._schema import Tool, tool_from_function
 
 F = TypeVar("F", bound=Callable[..., Any])
 Approval = bool | Callable[[dict[str, Any]], bool]
@@ -79,8 +77,8 @@ class ToolRegistry:
 
     @classmethod
     async def from_mcp(cls, session: Any, **options: Any) -> ToolRegistry:
-        """The tools of an initialized MCP ``ClientSession`` (see :mod:`streamflow.tools.mcp`)."""
-        from .mcp import from_mcp
+        """Every tool of an initialized MCP ``ClientSession`` (see ``tools.from_mcp``)."""
+        from ._mcp_connect import from_mcp
 
         return await from_mcp(session, registry=cls(), **options)
 

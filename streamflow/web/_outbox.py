@@ -7,8 +7,6 @@ from collections.abc import AsyncIterator
 
 import anyio
 
-__all__ = ["Outbox"]
-
 
 class Outbox:
     """A queue of body chunks: ``await put`` waits while ``capacity`` chunks are unsent.

@@ -43,10 +43,8 @@ from ..demo.server import DemoServer
 from ..demo.session import PRICES, DemoOptions, _provider
 from ..demo.tools import demo_tools
 from ..providers import Provider
-from .drive import agent_run
+from ._drive import agent_run
 from .responses import ui_message_stream_response
-
-__all__ = ["demo_app", "serve_demo"]
 
 STATIC = resources.files(__package__) / "static"
 MAX_PROMPT = 4000  # characters of a live prompt the page may send

@@ -21,8 +21,6 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, create_model
 
-__all__ = ["Tool", "tool_from_function"]
-
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _ARG_LINE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 

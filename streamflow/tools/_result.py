@@ -24,10 +24,8 @@ from pydantic import ValidationError
 from pydantic_core import from_json, to_json
 
 from ..events import InlineDataItem, TextItem, ToolCallItem
-from .registry import ToolRegistry
-from .schema import Tool
-
-__all__ = ["ToolContent", "ToolResult", "error_result", "prepare_call", "to_text"]
+from ._registry import ToolRegistry
+from ._schema import Tool
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,10 @@ def header(settings: Settings, facts: dict[str, object]) -> str:
 
 
 def levels_table(levels: Sequence[Level]) -> str:
-    """One row per path and concurrency."""
+    """One row per path and concurrency (paths in the order they first ran)."""
+    order: dict[str, int] = {}
+    for lv in levels:
+        order.setdefault(lv.path, len(order))
     rows = [[lv.path, lv.concurrency, f"{lv.offered_per_s:.0f}", f"{lv.events_per_s:.0f}",
              _ms(lv.p50_us), _ms(lv.p99_us), _ms(lv.added_p50_us), _ms(lv.added_p99_us),
              f"{lv.cpu_per_event_us:.1f}",
@@ -47,7 +50,7 @@ def levels_table(levels: Sequence[Level]) -> str:
              f"{lv.client_cores:.2f}" + (" (client-bound)" if lv.client_cores > 0.8 else ""),
              f"{lv.rss_per_stream / 1024:.1f}",
              f"{lv.received}/{lv.expected}" + (f", {lv.errors} failed" if lv.errors else "")]
-            for lv in sorted(levels, key=lambda lv: (lv.path, lv.concurrency))]
+            for lv in sorted(levels, key=lambda lv: (order[lv.path], lv.concurrency))]
     return _table(["path", "streams", "offered ev/s", "delivered ev/s", "p50 ms", "p99 ms",
                    "added p50 ms", "added p99 ms", "server CPU/event µs",
                    "upstream CPU/event µs", "client cores", "RSS/stream KB", "events"], rows)

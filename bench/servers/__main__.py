@@ -77,7 +77,7 @@ def _quick(args: argparse.Namespace) -> None:
     args.events, args.gap, args.min_events = 20, 0.002, 40
     args.concurrency, args.ramp, args.split_at = [1, 5], [10], 10
     if args.open_streams:
-        args.open_streams, args.open_events, args.open_gap = min(args.open_streams, 50), 3, 0.2
+        args.open_streams, args.open_events, args.open_gap = min(args.open_streams, 50), 4, 0.5
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -44,7 +44,7 @@ class Settings:
         """How long a level may take before its open streams count as failed."""
         streams = max(1, math.ceil(self.min_events / (concurrency * self.shape.events)))
         answer = streams * math.ceil(self.shape.events / self.shape.per_chunk) * self.shape.gap
-        return min(self.level_timeout, max(30.0, 10 * answer))
+        return min(self.level_timeout, max(60.0, 10 * answer))
 
 
 @dataclass

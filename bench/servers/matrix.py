@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .answer import ROUTES, Shape
+from .answer import Shape
 from .levels import Level, Path, run_level
 
 __all__ = ["Outcome", "Settings", "Sustained", "run_matrix"]
@@ -125,9 +125,3 @@ def _run(path: Path, concurrency: int, settings: Settings, say: Callable[[str], 
         f"{level.received}/{level.expected} events{added}")
     return level
 
-
-def route(name: str) -> str:
-    """Check a route name (``--routes``), returning it."""
-    if name not in ROUTES:
-        raise ValueError(f"unknown route {name!r}; known: {', '.join(ROUTES)}")
-    return name

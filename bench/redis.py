@@ -3,15 +3,18 @@
 Starts Debian's ``redis-server`` on a free loopback port (temp dir, no persistence),
 then, in one asyncio process:
 
-* **the floor** -- redis-py alone: ``XADD`` a timestamp, ``XREAD BLOCK`` it;
-* **added latency** -- a producer (``run(source, RedisStreamSink)``) and a reader
-  (``run(from_redis(...))``) of the same key; the source stamps
-  ``perf_counter_ns()`` into each text delta right before pushing it, the reader's
-  sink subtracts it on arrival: p50/p99 over every event, for 1 stream (one event
-  every ``--gap`` s) and for ``--streams`` concurrent ones (one every ``--load-gap`` s);
+* **the floor** -- redis-py alone: per stream, ``XADD`` a timestamp, ``XREAD BLOCK`` it,
+  at each of ``--stream-counts`` (1, 200, 1,000) concurrent streams;
+* **added latency** -- at the same stream counts and loads, a producer
+  (``run(source, RedisStreamSink)``) and a reader (``run(from_redis(...))``) of the same
+  key; the source stamps ``perf_counter_ns()`` into each text delta right before
+  pushing it, the reader's sink subtracts it on arrival: p50/p99 over every event,
+  for 1 stream (one event every ``--gap`` s) and for more (``--load-events`` each,
+  one every ``--load-gap`` s), in a markdown table beside the floor;
 * **aggregate events/s** -- ``--streams`` producers writing ``--events`` events each
   as fast as they can while a reader per stream tails it; events delivered to the
-  readers per second of wall time.
+  readers per second of wall time, and per CPU second of the process (both ends run
+  in it: events/s per core end to end).
 
 ``--quick`` runs tiny sizes (a smoke test). Absolute figures depend on the machine
 (and on what else it runs); ``bench/README.md`` records one run.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -129,66 +133,95 @@ def _port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def raw_floor(url: str, events: int, gap: float) -> list[int]:
-    """The floor: redis-py alone, ``XADD`` a stamp, ``XREAD BLOCK`` it in another task."""
+async def raw_floor(url: str, streams: int, events: int, gap: float) -> list[int]:
+    """The floor: redis-py alone, per stream ``XADD`` a stamp every ``gap`` s and
+    ``XREAD BLOCK`` it in another task (one pool for all, as ``many`` shares one link)."""
     import redis.asyncio
 
     client = redis.asyncio.Redis.from_url(url, decode_responses=True)
     out: list[int] = []
+    tag = time.perf_counter_ns()
 
-    async def read() -> None:
-        cursor = "0-0"
-        while len(out) < events:
-            for _, pairs in await client.xread({"bench:raw": cursor}, block=1000) or []:
+    async def read(key: str) -> None:
+        cursor, seen = "0-0", 0
+        while seen < events:
+            for _, pairs in await client.xread({key: cursor}, block=1000) or []:
                 for entry_id, fields in pairs:
                     out.append(time.perf_counter_ns() - int(fields["t"]))
-                    cursor = entry_id
+                    cursor, seen = entry_id, seen + 1
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(read)
+    async def write(key: str) -> None:
         for _ in range(events):
             await anyio.sleep(gap)
-            await client.xadd("bench:raw", {"t": str(time.perf_counter_ns())})
+            await client.xadd(key, {"t": str(time.perf_counter_ns())})
+
+    async with anyio.create_task_group() as tg:
+        for i in range(streams):
+            tg.start_soon(read, f"bench:raw:{tag}:{i}")
+            tg.start_soon(write, f"bench:raw:{tag}:{i}")
     await client.aclose()
     return out
 
 
-async def measure(url: str, streams: int, events: int, gap: float, load_gap: float) -> None:
+async def measure(url: str, counts: list[int], events: int, gap: float, load_events: int,
+                  load_gap: float, burst_streams: int) -> dict[str, Any]:
+    """Added latency beside the floor at each stream count, then the burst's events/s."""
     await many(url, 2, 10, 0.0, "warm")  # imports, first connections
-    floor = await raw_floor(url, events, gap)
-    print(f"redis-py floor, XADD->XREAD:    p50 {_ms(floor, 0.5):7.2f} ms   "
-          f"p99 {_ms(floor, 0.99):7.2f} ms   ({len(floor)} entries, one per {gap * 1e3:g} ms)")
-    single, _ = await many(url, 1, events, gap, "one")
-    print(f"added latency, 1 stream:        p50 {_ms(single, 0.5):7.2f} ms   "
-          f"p99 {_ms(single, 0.99):7.2f} ms   ({len(single)} events, one per {gap * 1e3:g} ms)")
-    loaded, _ = await many(url, streams, 10, load_gap, "load")
-    print(f"added latency, {streams} streams:   p50 {_ms(loaded, 0.5):7.2f} ms   "
-          f"p99 {_ms(loaded, 0.99):7.2f} ms   ({len(loaded)} events, one per "
-          f"{load_gap * 1e3:g} ms per stream)")
-    burst, seconds = await many(url, streams, events, 0.0, "rate")
+    rows: list[dict[str, Any]] = []
+    print("| streams | one event per | events | redis-py floor p50 ms | floor p99 ms | "
+          "streamflow p50 ms | streamflow p99 ms | p50 / floor p50 | p99 / floor p99 |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for streams in counts:
+        n, wait = (events, gap) if streams == 1 else (load_events, load_gap)
+        floor = await raw_floor(url, streams, n, wait)
+        ours, _ = await many(url, streams, n, wait, f"s{streams}")
+        row = {"streams": streams, "gap_s": wait, "events": len(ours),
+               "floor_events": len(floor), "floor_p50_ms": _ms(floor, 0.5),
+               "floor_p99_ms": _ms(floor, 0.99), "p50_ms": _ms(ours, 0.5),
+               "p99_ms": _ms(ours, 0.99)}
+        rows.append(row)
+        print(f"| {streams} | {wait * 1e3:g} ms | {len(ours)}/{streams * n} | "
+              f"{row['floor_p50_ms']:.2f} | {row['floor_p99_ms']:.2f} | {row['p50_ms']:.2f} | "
+              f"{row['p99_ms']:.2f} | {row['p50_ms'] / max(row['floor_p50_ms'], 1e-9):.1f} | "
+              f"{row['p99_ms'] / max(row['floor_p99_ms'], 1e-9):.1f} |", flush=True)
+    burst, seconds = await many(url, burst_streams, events, 0.0, "rate")
     cpu = many.cpu  # type: ignore[attr-defined]
-    print(f"aggregate, {streams} streams:       {len(burst) / seconds:9.0f} events/s delivered "
-          f"({len(burst)} events in {seconds:.2f} s, written and read through Redis)")
+    print(f"\naggregate, {burst_streams} streams:       {len(burst) / seconds:9.0f} events/s "
+          f"delivered ({len(burst)} events in {seconds:.2f} s, written and read through Redis)")
     print(f"   per CPU second of this process:   {len(burst) / cpu:9.0f} events/s "
-          f"(both ends in one process; load average {os.getloadavg()[0]:.1f})")
+          f"(both ends in one process: events/s per core end to end)")
     print(f"   median per-event trip in that burst: {statistics.median(burst) / 1e6:.1f} ms")
+    return {"latency": rows, "burst": {"streams": burst_streams, "events": len(burst),
+                                       "seconds": seconds, "cpu_s": cpu,
+                                       "per_s": len(burst) / seconds,
+                                       "per_cpu_s": len(burst) / cpu}}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.redis", description=__doc__)
-    parser.add_argument("--streams", type=int, default=200)
-    parser.add_argument("--events", type=int, default=200)
-    parser.add_argument("--gap", type=float, default=0.005, help="seconds between events")
+    parser.add_argument("--stream-counts", default="1,200,1000",
+                        help="concurrent streams, one latency row each (default 1,200,1000)")
+    parser.add_argument("--streams", type=int, default=200, help="streams of the burst")
+    parser.add_argument("--events", type=int, default=200,
+                        help="events of the 1-stream row and of each burst stream")
+    parser.add_argument("--gap", type=float, default=0.005,
+                        help="seconds between events of the 1-stream row")
+    parser.add_argument("--load-events", type=int, default=10,
+                        help="events per stream of the other rows")
     parser.add_argument("--load-gap", type=float, default=0.5,
-                        help="seconds between events of each stream when all run at once")
+                        help="seconds between events of each stream of the other rows")
+    parser.add_argument("--json", metavar="FILE", help="write the figures here")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
+    counts = [int(x) for x in args.stream_counts.split(",") if x]
     if args.quick:
-        args.streams, args.events, args.load_gap = 5, 20, 0.01
+        counts, args.streams, args.events, args.load_gap = [1, 5], 5, 20, 0.01
     binary = shutil.which("redis-server")
     if binary is None:
         print("redis-server is not installed (apt-get install -y redis-server)")
         return 2
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a connection or two per stream
     port = _port()
     with tempfile.TemporaryDirectory() as tmp:
         server = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir",
@@ -196,8 +229,14 @@ def main(argv: list[str] | None = None) -> int:
                                   stdout=subprocess.DEVNULL)
         try:
             time.sleep(0.3)
-            anyio.run(measure, f"redis://127.0.0.1:{port}/0", args.streams, args.events,
-                      args.gap, args.load_gap)
+            print(f"# bench.redis\n\nload average: "
+                  f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} · streamflow.compiled: "
+                  f"{streamflow.compiled}\n")
+            figures = anyio.run(measure, f"redis://127.0.0.1:{port}/0", counts, args.events,
+                                args.gap, args.load_events, args.load_gap, args.streams)
+            if args.json:
+                with open(args.json, "w") as out:
+                    json.dump(figures, out, indent=1)
         finally:
             server.kill()
             server.wait()

@@ -18,5 +18,6 @@ def test_the_redis_bench_runs_quick() -> None:
     done = subprocess.run([sys.executable, "-m", "bench.redis", "--quick"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    for line in ("redis-py floor", "added latency, 1 stream", "aggregate, 5 streams"):
-        assert line in done.stdout
+    assert "| streams | one event per | events | redis-py floor p50 ms" in done.stdout
+    for row in ("| 1 | 5 ms | 20/20 |", "| 5 | 10 ms | 50/50 |", "aggregate, 5 streams"):
+        assert row in done.stdout  # every event arrived, at each stream count

@@ -26,6 +26,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..providers import HTTPRequest
 from ..providers.request import ChatRequest
 from ..sources.http import AsyncHTTPSource
+from ._transport import LoopTransport
 from .envelopes import ClientError
 
 __all__ = ["Upstream", "client_key"]
@@ -50,7 +51,9 @@ class Upstream:
     ``api_key`` is sent to the upstream when set; otherwise the client's own key is
     forwarded in the upstream's header. ``model`` replaces the client's model name
     when set. ``client`` is created on first use (and closed by :meth:`aclose`)
-    unless one is given.
+    unless one is given; the one made here reads through
+    :class:`~streamflow.gateway._transport.LoopTransport` (httpx's transport on
+    asyncio's own streams: the cheapest read per chunk).
     """
 
     url: str
@@ -66,7 +69,7 @@ class Upstream:
         """The ``httpx.AsyncClient`` requests go through (made on first use)."""
         if self.client is None:
             self.client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None),
-                                            limits=httpx.Limits(max_connections=None))
+                                            transport=LoopTransport())
             self._owned = True
         return self.client
 

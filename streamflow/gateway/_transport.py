@@ -1,0 +1,137 @@
+"""The gateway's upstream transport: httpx over asyncio's own streams when on asyncio.
+
+httpx's default transport reads through anyio, which on asyncio arms a cancel
+scope and pauses, then resumes, the socket's reader on every read: measured on
+the bench's loopback upstream, about 85 µs of CPU per chunk of a 20-stream
+answer, the largest single cost of a gateway event (``bench/README.md``, "Where
+a gateway event's CPU goes"). :class:`LoopTransport` is httpx's own
+``AsyncHTTPTransport`` (its connection pool, HTTP/1.1 parser, TLS context and
+exception mapping) with an httpcore network backend that reads from an
+``asyncio.StreamReader`` instead: no timer unless httpcore asks for a timeout,
+the reader paused only when its buffer is full (``READ_BUFFER`` bytes, so memory
+stays bounded). Under another event loop (trio, through anyio) every call goes to
+httpcore's anyio backend, as with the default transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import Iterable
+from typing import Any
+
+import httpcore
+import httpx
+import sniffio
+
+READ_BUFFER = 64 * 1024
+"""Bytes a connection's reader buffers before it stops reading the socket."""
+
+_SocketOption = tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
+
+
+class _LoopStream(httpcore.AsyncNetworkStream):
+    """One connection as an asyncio stream pair, with httpcore's error types."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        try:
+            if timeout is None:
+                return await self._reader.read(max_bytes)
+            async with asyncio.timeout(timeout):
+                return await self._reader.read(max_bytes)
+        except TimeoutError as exc:
+            raise httpcore.ReadTimeout(str(exc)) from exc
+        except OSError as exc:
+            raise httpcore.ReadError(str(exc)) from exc
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:
+            return
+        try:
+            self._writer.write(buffer)
+            async with asyncio.timeout(timeout):
+                await self._writer.drain()
+        except TimeoutError as exc:
+            raise httpcore.WriteTimeout(str(exc)) from exc
+        except (OSError, RuntimeError) as exc:  # RuntimeError: written after the close
+            raise httpcore.WriteError(str(exc)) from exc
+
+    async def aclose(self) -> None:
+        self._writer.close()
+
+    async def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                        timeout: float | None = None) -> httpcore.AsyncNetworkStream:
+        try:
+            await self._writer.start_tls(ssl_context, server_hostname=server_hostname,
+                                         ssl_handshake_timeout=timeout)
+        except TimeoutError as exc:
+            self._writer.close()
+            raise httpcore.ConnectTimeout(str(exc)) from exc
+        except (OSError, ssl.SSLError) as exc:
+            self._writer.close()
+            raise httpcore.ConnectError(str(exc)) from exc
+        return self
+
+    def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable":  # an idle pooled connection the server closed
+            return (self._reader.at_eof() or self._reader.exception() is not None
+                    or self._writer.is_closing())
+        name = {"client_addr": "sockname", "server_addr": "peername"}.get(info, info)
+        if name in ("ssl_object", "sockname", "peername", "socket"):
+            return self._writer.get_extra_info(name)
+        return None
+
+
+class LoopBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend on asyncio streams; on any other loop, anyio's."""
+
+    def __init__(self) -> None:
+        self._other = httpcore.AnyIOBackend()
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                          local_address: str | None = None,
+                          socket_options: Iterable[_SocketOption] | None = None,
+                          ) -> httpcore.AsyncNetworkStream:
+        if sniffio.current_async_library() != "asyncio":
+            return await self._other.connect_tcp(host, port, timeout, local_address,
+                                                 socket_options)
+        try:
+            async with asyncio.timeout(timeout):
+                reader, writer = await asyncio.open_connection(
+                    host, port, limit=READ_BUFFER, happy_eyeballs_delay=0.25,
+                    local_addr=(local_address, 0) if local_address else None)
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(str(exc)) from exc
+        except OSError as exc:
+            raise httpcore.ConnectError(str(exc)) from exc
+        sock = writer.get_extra_info("socket")
+        for option in socket_options or ():
+            sock.setsockopt(*option)
+        return _LoopStream(reader, writer)
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options: Iterable[_SocketOption] | None = None,
+                                  ) -> httpcore.AsyncNetworkStream:
+        return await self._other.connect_unix_socket(path, timeout, socket_options)
+
+    async def sleep(self, seconds: float) -> None:
+        await self._other.sleep(seconds)
+
+
+class LoopTransport(httpx.AsyncHTTPTransport):
+    """httpx's ``AsyncHTTPTransport`` (no proxy) whose pool connects with :class:`LoopBackend`."""
+
+    def __init__(self, *, limits: httpx.Limits = httpx.Limits(max_connections=None),
+                 verify: ssl.SSLContext | bool = True, http2: bool = False) -> None:
+        context = verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify)
+        super().__init__(limits=limits, verify=context, http2=http2)
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry, http2=http2,
+            network_backend=LoopBackend())

@@ -1,0 +1,125 @@
+"""The gateway's upstream transport (httpx over asyncio streams) against a real uvicorn server."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from security.hostile import serve
+from streamflow.gateway._transport import READ_BUFFER, LoopTransport
+
+pytestmark = pytest.mark.anyio
+
+
+async def _answer(scope: Any, receive: Any, send: Any) -> None:
+    """``/stream?n=N&size=S``: N chunks of S bytes; ``/slow``: headers, then nothing for 5 s."""
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body"):
+        pass
+    query = dict(p.split("=") for p in scope["query_string"].decode().split("&") if p)
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"text/plain")]})
+    if scope["path"] == "/slow":
+        await anyio.sleep(5)
+    for i in range(int(query.get("n", 3))):
+        await send({"type": "http.response.body", "more_body": True,
+                    "body": str(i % 10).encode() * int(query.get("size", 10))})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def _peer(response: httpx.Response) -> Any:
+    stream = response.extensions["network_stream"]
+    return stream.get_extra_info("client_addr")
+
+
+async def test_it_streams_every_byte_and_reuses_the_kept_alive_connection(
+        anyio_backend: str) -> None:
+    async with serve(_answer) as url, \
+            httpx.AsyncClient(transport=LoopTransport()) as client:
+        bodies, ports, streams = [], [], set()
+        for _ in range(3):
+            async with client.stream("GET", url + "/stream?n=50&size=1000") as response:
+                ports.append(_peer(response))
+                streams.add(type(response.extensions["network_stream"]).__name__)
+                bodies.append(b"".join([c async for c in response.aiter_raw()]))
+    expected = b"".join(str(i % 10).encode() * 1000 for i in range(50))
+    assert bodies == [expected] * 3
+    assert len(set(ports)) == 1, "a kept-alive connection was not reused"
+    # asyncio's own streams on asyncio; anyio's (httpx's default) on any other loop
+    assert streams == {"_LoopStream" if anyio_backend == "asyncio" else "AnyIOStream"}
+
+
+def test_the_gateway_reads_its_upstream_through_the_loop_transport() -> None:
+    from streamflow.gateway import Upstream
+    client = Upstream("http://127.0.0.1:9", "openai-chat").http_client()
+    assert isinstance(client._transport, LoopTransport)
+
+
+async def test_a_body_larger_than_the_read_buffer_arrives_whole() -> None:
+    size = 4 * READ_BUFFER
+    async with serve(_answer) as url, \
+            httpx.AsyncClient(transport=LoopTransport()) as client:
+        response = await client.get(url + f"/stream?n=8&size={size}")
+    assert len(response.content) == 8 * size
+
+
+async def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
+    async with serve(_answer, timeout_keep_alive=0.2) as url, \
+            httpx.AsyncClient(transport=LoopTransport()) as client:
+        first = await client.get(url + "/stream")
+        await anyio.sleep(0.6)  # uvicorn closes the idle kept-alive connection
+        second = await client.get(url + "/stream")
+    assert first.content == second.content == b"0" * 10 + b"1" * 10 + b"2" * 10
+
+
+async def test_a_read_timeout_is_httpx_read_timeout() -> None:
+    async with serve(_answer) as url, httpx.AsyncClient(
+            transport=LoopTransport(), timeout=httpx.Timeout(5.0, read=0.3)) as client:
+        async with client.stream("GET", url + "/slow") as response:
+            with pytest.raises(httpx.ReadTimeout):
+                await response.aread()
+
+
+async def test_a_refused_connection_is_httpx_connect_error() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    async with httpx.AsyncClient(transport=LoopTransport()) as client:
+        with pytest.raises(httpx.ConnectError):
+            await client.get(f"http://127.0.0.1:{port}/")
+
+
+def _certificate(folder: Path) -> tuple[Path, Path] | None:
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    try:
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                        "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                        "-keyout", str(key), "-out", str(cert)],
+                       check=True, capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return key, cert
+
+
+async def test_https_goes_through_tls_with_the_given_context(tmp_path: Path) -> None:
+    pair = _certificate(tmp_path)
+    if pair is None:
+        pytest.skip("openssl is not installed (it makes the test's certificate)")
+    key, cert = pair
+    trusted = ssl.create_default_context(cafile=str(cert))
+    async with serve(_answer, ssl_keyfile=str(key), ssl_certfile=str(cert)) as url:
+        url = url.replace("http://", "https://")
+        async with httpx.AsyncClient(transport=LoopTransport(verify=trusted)) as client:
+            response = await client.get(url + "/stream")
+            assert response.content.startswith(b"0" * 10)
+        async with httpx.AsyncClient(transport=LoopTransport()) as untrusting:
+            with pytest.raises(httpx.ConnectError):
+                await untrusting.get(url + "/stream")

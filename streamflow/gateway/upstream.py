@@ -51,9 +51,9 @@ class Upstream:
     ``api_key`` is sent to the upstream when set; otherwise the client's own key is
     forwarded in the upstream's header. ``model`` replaces the client's model name
     when set. ``client`` is created on first use (and closed by :meth:`aclose`)
-    unless one is given; the one made here reads through
-    :class:`~streamflow.gateway._transport.LoopTransport` (httpx's transport on
-    asyncio's own streams: the cheapest read per chunk).
+    unless one is given; the one made here reads through the private
+    ``gateway._transport.LoopTransport`` (httpx's transport on asyncio's own
+    streams, the cheapest read per chunk).
     """
 
     url: str

@@ -83,6 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "size of a request's line and headers")):
         limits.add_argument(flag, type=kind, default=default, metavar="N",
                             help=f"{words} (default: {default})")
+    parser.add_argument("--http", default="auto", choices=["auto", "h11", "httptools"],
+                        help="uvicorn's HTTP parser, both with the limits above (default: "
+                             "httptools when it is installed, else h11)")
     parser.add_argument("--log-level", default="info",
                         choices=["critical", "error", "warning", "info", "debug"])
 
@@ -119,5 +122,6 @@ def run(args: argparse.Namespace) -> int:
                      drop_unsupported=args.drop_unsupported, request_limits=request_limits,
                      carry_key=carry_key)
     host, port = args.listen
-    uvicorn.run(app, host=host, port=port, log_level=args.log_level, **server_config(server))
+    uvicorn.run(app, host=host, port=port, log_level=args.log_level,
+                **server_config(server, args.http))
     return 0

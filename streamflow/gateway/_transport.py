@@ -27,7 +27,11 @@ import sniffio
 READ_BUFFER = 64 * 1024
 """Bytes a connection's reader buffers before it stops reading the socket."""
 
-_SocketOption = tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
+UNBOUNDED = httpx.Limits(max_connections=None)
+"""The pool's default: no cap on connections (the gateway's own limits bound requests)."""
+
+_SocketOption = (tuple[int, int, int] | tuple[int, int, bytes | bytearray]
+                 | tuple[int, int, None, int])
 
 
 class _LoopStream(httpcore.AsyncNetworkStream):
@@ -125,7 +129,7 @@ class LoopBackend(httpcore.AsyncNetworkBackend):
 class LoopTransport(httpx.AsyncHTTPTransport):
     """httpx's ``AsyncHTTPTransport`` (no proxy) whose pool connects with :class:`LoopBackend`."""
 
-    def __init__(self, *, limits: httpx.Limits = httpx.Limits(max_connections=None),
+    def __init__(self, *, limits: httpx.Limits = UNBOUNDED,
                  verify: ssl.SSLContext | bool = True, http2: bool = False) -> None:
         context = verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify)
         super().__init__(limits=limits, verify=context, http2=http2)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import json
 import socket
 import time
@@ -138,9 +140,16 @@ async def test_a_body_that_does_not_arrive_in_time_is_a_408() -> None:
     assert b'"error"' in answer
 
 
-async def test_a_request_head_sent_byte_by_byte_is_closed_after_the_header_timeout() -> None:
+PARSERS = pytest.mark.parametrize("http", ["h11", pytest.param("httptools", marks=pytest.mark.skipif(
+    importlib.util.find_spec("httptools") is None, reason="httptools is not installed"))])
+"""uvicorn's two HTTP parsers: the gateway's limits hold under each."""
+
+
+@PARSERS
+async def test_a_request_head_sent_byte_by_byte_is_closed_after_the_header_timeout(
+        http: str) -> None:
     app = create_app("http://127.0.0.1:9", "anthropic")
-    config = server_config(ServerLimits(header_timeout=0.5))
+    config = server_config(ServerLimits(header_timeout=0.5), http)
     async with serve(app, **config) as url:
         host, port = url.removeprefix("http://").split(":")
 
@@ -159,13 +168,14 @@ async def test_a_request_head_sent_byte_by_byte_is_closed_after_the_header_timeo
     assert held < 3.0, "the slow connection was never closed"
 
 
-async def test_a_normal_request_still_passes_the_server_limits() -> None:
+@PARSERS
+async def test_a_normal_request_still_passes_the_server_limits(http: str) -> None:
     client_ok = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}
     import httpx
     with HostileUpstream([(b"HTTP/1.1 429 X\r\ncontent-type: application/json\r\n"
                            b"content-length: 2\r\n\r\n{}", 0.0)]) as upstream:
         app = create_app(upstream.url, "anthropic")
-        async with serve(app, **server_config(ServerLimits(header_timeout=0.5))) as url, \
+        async with serve(app, **server_config(ServerLimits(header_timeout=0.5), http)) as url, \
                 httpx.AsyncClient() as client:
             response = await client.post(url + "/v1/messages", json=client_ok)
             sock = _raw_post(url, "/v1/messages", "x-big: " + "a" * (128 * 1024) + "\r\n")
@@ -175,3 +185,35 @@ async def test_a_normal_request_still_passes_the_server_limits() -> None:
     # the head is over uvicorn's h11_max_incomplete_event_size: refused, never answered by the app
     assert huge == b"" or huge.startswith(b"HTTP/1.1 400"), huge[:200]
     assert len(upstream.arrived) == 1
+
+
+@PARSERS
+async def test_an_endless_header_is_refused_once_over_the_head_limit(http: str) -> None:
+    """A header that never ends, sent in pieces: refused near the cap, not held in memory."""
+    app = create_app("http://127.0.0.1:9", "anthropic")
+    config = server_config(ServerLimits(header_timeout=30, max_header_bytes=8 * 1024), http)
+    async with serve(app, **config) as url:
+        host, port = url.removeprefix("http://").split(":")
+
+        def endless() -> tuple[int, bytes]:
+            with socket.create_connection((host, int(port))) as sock:
+                sock.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: gw\r\nx-endless: ")
+                sent = 0
+                while sent < 4 * MIB:
+                    try:
+                        sock.sendall(b"a" * 1024)
+                    except OSError:
+                        break
+                    sent += 1024
+                    if _readable(sock, 0.01):
+                        break
+                return sent, answer_of(sock)
+        sent, answer = await anyio.to_thread.run_sync(endless)
+    assert answer == b"" or answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert sent < 1 * MIB, f"{sent} bytes of one header were taken before the refusal"
+
+
+@pytest.mark.parametrize("http", ["h2", "auto-ish"])
+def test_an_unknown_parser_name_is_refused(http: str) -> None:
+    with pytest.raises(ValueError, match="h11"):
+        server_config(ServerLimits(), http)

@@ -100,8 +100,11 @@ class Arrivals:
 
 
 async def one_stream(link: RedisLink, key: str, events: int, gap: float,
-                     out: list[int]) -> None:
-    """A producer and a reader of ``key``; the reader joins right after the start entry."""
+                     out: list[int], offset: float = 0.0) -> None:
+    """A producer and a reader of ``key``; the reader joins right after the start entry.
+    The stream starts ``offset`` seconds late (streams spread over one gap, as answers
+    of many users are: all at the same instant would measure connection set-up)."""
+    await anyio.sleep(offset)
     url = link.url
     async with RedisStreamSink(url, key, heartbeat=5.0, link=link) as sink, \
             anyio.create_task_group() as tg:
@@ -113,10 +116,12 @@ async def many(url: str, streams: int, events: int, gap: float,
                tag: str) -> tuple[list[int], float]:
     out: list[int] = []
     link = RedisLink(url)  # one connection pool for every producer and reader, as an app would
+    await _warm(link.call, 2 * streams)
     started, cpu = time.perf_counter(), time.process_time()
     async with anyio.create_task_group() as tg:
         for i in range(streams):
-            tg.start_soon(one_stream, link, f"bench:{tag}:{i}", events, gap, out)
+            tg.start_soon(one_stream, link, f"bench:{tag}:{i}", events, gap, out,
+                          gap * i / streams)
     many.cpu = time.process_time() - cpu  # type: ignore[attr-defined]
     await link.aclose()
     return out, time.perf_counter() - started
@@ -133,14 +138,24 @@ def _port() -> int:
         return int(sock.getsockname()[1])
 
 
+async def _warm(call: Any, connections: int) -> None:
+    """Open ``connections`` pooled connections first (concurrent PINGs): the rows measure
+    a stream's trip, not a pool growing from nothing in the first milliseconds."""
+    async with anyio.create_task_group() as tg:
+        for _ in range(connections):
+            tg.start_soon(call, "ping")
+
+
 async def raw_floor(url: str, streams: int, events: int, gap: float) -> list[int]:
     """The floor: redis-py alone, per stream ``XADD`` a stamp every ``gap`` s and
     ``XREAD BLOCK`` it in another task (one pool for all, as ``many`` shares one link)."""
     import redis.asyncio
 
-    client = redis.asyncio.Redis.from_url(url, decode_responses=True)
+    client = redis.asyncio.Redis.from_url(url, decode_responses=True,
+                                          max_connections=2 * streams + 10)
     out: list[int] = []
     tag = time.perf_counter_ns()
+    await _warm(lambda command: getattr(client, command)(), 2 * streams)
 
     async def read(key: str) -> None:
         cursor, seen = "0-0", 0
@@ -150,7 +165,8 @@ async def raw_floor(url: str, streams: int, events: int, gap: float) -> list[int
                     out.append(time.perf_counter_ns() - int(fields["t"]))
                     cursor, seen = entry_id, seen + 1
 
-    async def write(key: str) -> None:
+    async def write(key: str, offset: float) -> None:
+        await anyio.sleep(offset)  # spread over one gap, as many() does
         for _ in range(events):
             await anyio.sleep(gap)
             await client.xadd(key, {"t": str(time.perf_counter_ns())})
@@ -158,7 +174,7 @@ async def raw_floor(url: str, streams: int, events: int, gap: float) -> list[int
     async with anyio.create_task_group() as tg:
         for i in range(streams):
             tg.start_soon(read, f"bench:raw:{tag}:{i}")
-            tg.start_soon(write, f"bench:raw:{tag}:{i}")
+            tg.start_soon(write, f"bench:raw:{tag}:{i}", gap * i / streams)
     await client.aclose()
     return out
 

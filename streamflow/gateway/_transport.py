@@ -16,6 +16,7 @@ httpcore's anyio backend, as with the default transport.
 from __future__ import annotations
 
 import asyncio
+import http.cookiejar
 import ssl
 from collections.abc import Iterable
 from typing import Any
@@ -139,3 +140,18 @@ class LoopTransport(httpx.AsyncHTTPTransport):
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry, http2=http2,
             network_backend=LoopBackend())
+
+
+class NoCookies(http.cookiejar.CookieJar):
+    """A cookie jar that keeps nothing and sends nothing.
+
+    The gateway's one upstream client serves every client: a cookie an upstream set
+    for one request must not ride along on another client's request. Keeping none also
+    skips httpx's cookie bookkeeping on every response.
+    """
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def add_cookie_header(self, request: Any) -> None:
+        return None

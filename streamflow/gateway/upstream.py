@@ -26,7 +26,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..providers import HTTPRequest
 from ..providers.request import ChatRequest
 from ..sources.http import AsyncHTTPSource
-from ._transport import LoopTransport
+from ._transport import LoopTransport, NoCookies
 from .envelopes import ClientError
 
 __all__ = ["Upstream", "client_key"]
@@ -53,7 +53,8 @@ class Upstream:
     when set. ``client`` is created on first use (and closed by :meth:`aclose`)
     unless one is given; the one made here reads through the private
     ``gateway._transport.LoopTransport`` (httpx's transport on asyncio's own
-    streams, the cheapest read per chunk).
+    streams, the cheapest read per chunk) and keeps no cookies (one client serves
+    every request: an upstream's cookie must not reach another client's request).
     """
 
     url: str
@@ -69,7 +70,7 @@ class Upstream:
         """The ``httpx.AsyncClient`` requests go through (made on first use)."""
         if self.client is None:
             self.client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None),
-                                            transport=LoopTransport())
+                                            transport=LoopTransport(), cookies=NoCookies())
             self._owned = True
         return self.client
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import ssl
 import subprocess
@@ -123,3 +124,32 @@ async def test_https_goes_through_tls_with_the_given_context(tmp_path: Path) -> 
         async with httpx.AsyncClient(transport=LoopTransport()) as untrusting:
             with pytest.raises(httpx.ConnectError):
                 await untrusting.get(url + "/stream")
+
+
+async def test_an_upstream_cookie_never_reaches_another_request() -> None:
+    """One upstream client serves every client: a Set-Cookie must not be replayed."""
+    from streamflow.gateway import create_app
+
+    seen: list[bytes | None] = []
+
+    async def upstream(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        seen.append(dict(scope["headers"]).get(b"cookie"))
+        chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                 "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-type", b"text/event-stream"), (b"set-cookie", b"session=alice; Path=/")]})
+        await send({"type": "http.response.body",
+                    "body": b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n"})
+
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    async with serve(upstream) as upstream_url, \
+            serve(create_app(upstream_url + "/v1", "openai-chat")) as url, \
+            httpx.AsyncClient() as client:
+        for _ in range(2):
+            answer = await client.post(url + "/v1/chat/completions", json=body)
+            assert b"hi" in answer.content
+    assert seen == [None, None]

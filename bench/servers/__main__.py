@@ -28,7 +28,7 @@ from .levels import Path
 from .matrix import Settings, run_matrix
 from .openstreams import OpenStreams, open_streams, open_streams_table
 from .procs import Server, free_port, python_module, raise_nofile
-from .proxies import gateway, litellm, litellm_python, uses_uvloop
+from .proxies import floor, gateway, litellm, litellm_python, uses_uvloop
 from .report import header, levels_table, ratios_table, sustained_table
 
 __all__ = ["main"]
@@ -58,8 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     a("--routes", type=lambda t: [r for r in t.split(",") if r],
       default=["chat", "messages>chat"], help=f"of {', '.join(ROUTES)} (default "
       "chat,messages>chat: pass-through and translation in front of an OpenAI upstream)")
-    a("--servers", type=lambda t: t.split(","), default=["streamflow", "litellm"],
-      help="streamflow, litellm or both (default both)")
+    a("--servers", type=lambda t: t.split(","), default=["floor", "streamflow", "litellm"],
+      help="of floor (a byte-forwarding asyncio proxy: the least any proxy on asyncio "
+           "pays), streamflow, litellm (default all three)")
     a("--litellm-python", help="interpreter with litellm[proxy] (default: "
       "$BENCH_LITELLM_PYTHON, else this one)")
     a("--open-streams", type=int, default=0, metavar="N",
@@ -123,6 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 facts["litellm loop"] = "uvloop (its CLI's choice), 1 worker"
             through = [Path(f"streamflow {r.name}", r, gateways[r.upstream], upstream)
                        for r in routes if r.upstream in gateways]
+            if "floor" in args.servers and not args.open_streams:
+                servers.append(forward := floor(upstream.url).start(work))
+                through.insert(0, Path("floor chat", ROUTES["chat"], forward, upstream))
             if proxy is not None:
                 through += [Path(f"litellm {r.name}", r, proxy, upstream) for r in routes]
             raw: dict[str, Any] = {"facts": facts, "args": vars(args)}

@@ -23,7 +23,7 @@ from pathlib import Path
 from .answer import API_KEY
 from .procs import Server, free_port, python_module
 
-__all__ = ["gateway", "litellm", "litellm_python", "uses_uvloop"]
+__all__ = ["floor", "gateway", "litellm", "litellm_python", "uses_uvloop"]
 
 _CONFIG = """\
 model_list:
@@ -63,6 +63,15 @@ def gateway(upstream: str, dialect: str, max_connections: int = 1000) -> Server:
                          "--max-connections", str(max_connections),
                          "--keep-alive-timeout", "600", "--log-level", "warning")
     return Server(f"gateway-{dialect}", argv, f"http://127.0.0.1:{port}")
+
+
+def floor(upstream: str) -> Server:
+    """The byte-forwarding proxy (``bench.servers.floor``) before ``upstream`` (not started)."""
+    port = free_port()
+    upstream_port = upstream.rsplit(":", 1)[1]
+    argv = python_module("bench.servers.floor", "--port", str(port),
+                         "--upstream-port", upstream_port)
+    return Server("floor", argv, f"http://127.0.0.1:{port}", probe="/_stats")
 
 
 def litellm_python(given: str | None = None) -> str | None:

@@ -104,10 +104,13 @@ class LoopBackend(httpcore.AsyncNetworkBackend):
         if sniffio.current_async_library() != "asyncio":
             return await self._other.connect_tcp(host, port, timeout, local_address,
                                                  socket_options)
+        # happy eyeballs as anyio does it, where the loop has it (uvloop's has not)
+        eyeballs = ({"happy_eyeballs_delay": 0.25}
+                    if isinstance(asyncio.get_running_loop(), asyncio.BaseEventLoop) else {})
         try:
             async with asyncio.timeout(timeout):
                 reader, writer = await asyncio.open_connection(
-                    host, port, limit=READ_BUFFER, happy_eyeballs_delay=0.25,
+                    host, port, limit=READ_BUFFER, **eyeballs,
                     local_addr=(local_address, 0) if local_address else None)
         except TimeoutError as exc:
             raise httpcore.ConnectTimeout(str(exc)) from exc

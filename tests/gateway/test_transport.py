@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import ssl
@@ -153,3 +154,22 @@ async def test_an_upstream_cookie_never_reaches_another_request() -> None:
             answer = await client.post(url + "/v1/chat/completions", json=body)
             assert b"hi" in answer.content
     assert seen == [None, None]
+
+
+def test_it_connects_under_uvloop_too() -> None:
+    """uvloop's loop (uvicorn's choice when installed) has no happy-eyeballs option."""
+    uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed")
+
+    async def fetch(url: str) -> bytes:
+        async with httpx.AsyncClient(transport=LoopTransport()) as client:
+            response = await client.get(url + "/stream?n=5&size=100")
+            assert type(response.extensions["network_stream"]).__name__ == "_LoopStream"
+            return response.content
+
+    async def main() -> bytes:
+        async with serve(_answer) as url:
+            return await fetch(url)
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        body = runner.run(main())
+    assert body == b"".join(str(i).encode() * 100 for i in range(5))

@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-
 from security.hostile import serve
+
 from streamflow.gateway._transport import READ_BUFFER, LoopTransport
 
 pytestmark = pytest.mark.anyio

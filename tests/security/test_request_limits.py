@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-
 import json
 import socket
 import time
@@ -140,8 +139,9 @@ async def test_a_body_that_does_not_arrive_in_time_is_a_408() -> None:
     assert b'"error"' in answer
 
 
-PARSERS = pytest.mark.parametrize("http", ["h11", pytest.param("httptools", marks=pytest.mark.skipif(
-    importlib.util.find_spec("httptools") is None, reason="httptools is not installed"))])
+PARSERS = pytest.mark.parametrize("http", ["h11", pytest.param(
+    "httptools", marks=pytest.mark.skipif(importlib.util.find_spec("httptools") is None,
+                                          reason="httptools is not installed"))])
 """uvicorn's two HTTP parsers: the gateway's limits hold under each."""
 
 

@@ -23,7 +23,7 @@ import anyio
 from starlette.types import Receive
 
 from ..providers.request import ChatRequest
-from .envelopes import ClientError
+from ._envelopes import ClientError
 
 __all__ = ["DEFAULT_GATEWAY_LIMITS", "ClientDisconnected", "ClientError", "GatewayLimits",
            "check_ranges", "check_tree", "parse_body", "read_body"]

@@ -19,7 +19,7 @@ dialect's request builder). It follows the AI SDK's ``convertToModelMessages``:
   ``source-*`` parts are left out (as the AI SDK does); ``system`` messages are left
   out: the system prompt is the app's (``ChatRequest.system``).
 
-AG-UI's ``RunAgentInput`` is read in :mod:`streamflow.web._history_agui`.
+AG-UI's ``RunAgentInput`` is read in ``web._history_agui``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """AG-UI's ``RunAgentInput`` in: its messages as the neutral conversation, or a provider's JSON.
 
-The AG-UI side of :mod:`streamflow.web._history` (see :func:`from_run_agent_input`).
+The AG-UI side of ``web._history`` (see :func:`from_run_agent_input`).
 """
 
 from __future__ import annotations

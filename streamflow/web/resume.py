@@ -18,10 +18,10 @@ bounded by the ``deadline`` limit, into a :class:`~streamflow.sinks.redis.RedisS
 whether or not a client is connected. :meth:`~ResumableStreams.response` serves the
 chat's latest answer in ``uni`` SSE or a UI protocol (``vercel-ui``, ``ag-ui``), every
 SSE event with an ``id:``; a request with ``Last-Event-ID`` continues exactly after
-that event, on any instance (see :mod:`streamflow.web.resume_body`). No stream for
+that event, on any instance (see ``web._resume_body``). No stream for
 the chat (never started, expired) -> HTTP 204, the AI SDK's "nothing to resume".
 
-Who may do that (see :mod:`streamflow.web.resume_access` and docs/SECURITY.md): chat
+Who may do that (see ``web._resume_access`` and docs/SECURITY.md): chat
 ids are checked before they become keys (400); the first answer of a chat returns a
 resume token (``x-resume-token``) that later requests of the chat must present
 (else 403), and an ``authorize`` hook may refuse any request (403); ``max_live`` and
@@ -30,7 +30,7 @@ still fails after one retry (503), are answered in the protocol's own error shap
 
 :meth:`ResumableStreams.stop` stops a chat's running answer from any instance: it
 sets a control key in Redis that the producer (wherever it runs) checks every
-``resume_stop.STOP_POLL`` seconds; the producer is cancelled (its upstream request closed), the
+``_resume_stop.STOP_POLL`` seconds; the producer is cancelled (its upstream request closed), the
 stream ends with a ``cancelled`` terminal entry after the partial, so every reader
 ends, and ``on_finish(answer, status="aborted")`` is called. ``on_finish`` is called
 once per answer on the instance that produced it (``completed``, ``failed`` with the
@@ -40,11 +40,8 @@ partial, ``aborted`` when stopped or the app shut down).
 from __future__ import annotations
 
 import inspect
-import json
-import logging
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import anyio
@@ -54,35 +51,27 @@ from starlette.responses import Response, StreamingResponse
 
 from .._redis.link import RedisLink
 from .._redis.tailer import Tailer
-from ..dialects.ui_agent import agent_record
-from ..errors import CancelledStreamError, SinkError, StreamflowError, StreamTimeoutError
+from ..errors import StreamflowError
 from ..limits import Limits
-from ..runtime import run
-from ..sinks.redis import RedisStreamSink
-from ._answer import AnswerRecorder, FinishStatus, OnFinish, call_on_finish
-from ._drive import AgentRun
-from .resume_access import (
+from ._answer import OnFinish
+from ._resume_access import (
     PROTOCOLS,
     TOKEN_HEADER,
     LiveStreams,
     ResumeRefused,
-    Slot,
     Started,
     check_chat_id,
     forbidden,
     peer_address,
-    point,
     presented_token,
     refusal,
     token_matches,
-    token_to_keep,
 )
-from .resume_body import encoder_for, headers_for, sse_body
-from .resume_stop import until_stopped
+from ._resume_body import encoder_for, headers_for, sse_body
+from ._resume_produce import launch
 
 __all__ = ["Authorize", "ClientKey", "ResumableStreams", "ResumeRefused", "Started"]
 
-log = logging.getLogger(__name__)
 
 Authorize = Callable[[Request, str], Awaitable[bool]]
 ClientKey = Callable[[Request], "str | Awaitable[str | None] | None"]
@@ -219,98 +208,11 @@ class ResumableStreams:
         chat_id = check_chat_id(chat_id)
         slot = self.live.reserve(client)
         try:
-            return await self._start(self._group, chat_id, source, token, slot, dialect,
-                                     {**options, "_on_finish": on_finish or self.on_finish})
+            return await launch(self, self._group, chat_id, source, token, slot, dialect,
+                                {**options, "_on_finish": on_finish or self.on_finish})
         except BaseException:
             slot.release()
             raise
-
-    async def _start(self, group: TaskGroup, chat_id: str, source: Any, token: str | None,
-                     slot: Slot, dialect: str, options: dict[str, Any]) -> Started:
-        pointer, token_key = self._keys(chat_id)
-        if self.tokens:
-            token = await token_to_keep(self.link, token_key, token)
-        key = f"{self.prefix}stream:{chat_id}:{uuid.uuid4().hex}"
-        sink = RedisStreamSink(self.url, key, maxlen=self.maxlen, ttl=self.ttl,
-                               heartbeat=self.heartbeat, link=self._link)
-        await sink.start(group)
-        life = max(86400, int(self.ttl))
-        try:
-            await point(self.link, pointer, key, life, token_key, token if self.tokens else None)
-        except BaseException:
-            await sink.aclose()
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                try:
-                    await self.link.call("delete", key)  # nobody can reach it: do not keep it
-                except StreamflowError:
-                    pass  # it expires with the sink's ttl
-            raise
-        producer = self._produce_agent if isinstance(source, AgentRun) else self._produce
-        group.start_soon(producer, sink, source, dialect, options, slot,
-                         name=f"streamflow-producer:{key}")
-        return Started(chat_id, key, token if self.tokens else None)
-
-    async def _produce(self, sink: RedisStreamSink, source: Any, dialect: str,
-                       options: dict[str, Any], slot: Slot) -> None:
-        on_finish = options.pop("_on_finish", None)
-        recorder = AnswerRecorder()
-        status: FinishStatus = "aborted"  # unless the run ends by itself
-        stopped = False
-
-        async def work() -> None:
-            nonlocal status
-            try:
-                await run(source, sink, recorder, dialect=dialect, limits=self.limits, **options)
-                status = "failed" if recorder.answer.error is not None else "completed"
-            except SinkError as error:  # Redis failed under the producer: readers time out
-                status = "failed"
-                log.warning("writing %s to Redis failed: %s", sink.key, error)
-            except StreamflowError:
-                status = "failed"  # written to the stream as its terminal entry
-            except Exception:
-                log.exception("producer of %s failed", sink.key)
-                raise
-
-        try:
-            stopped = await until_stopped(self.link, self._stop_key(sink.key), work)
-        finally:
-            slot.release()
-            with anyio.CancelScope(shield=True):
-                if stopped and not sink.finished:
-                    try:
-                        await sink.on_end(CancelledStreamError("the answer was stopped"))
-                    except StreamflowError as error:
-                        log.warning("ending %s failed: %s", sink.key, error)
-                await sink.aclose()
-                try:
-                    await call_on_finish(on_finish, recorder.finish(), status)
-                except Exception:
-                    log.exception("on_finish of %s failed", sink.key)
-
-    async def _produce_agent(self, sink: RedisStreamSink, job: AgentRun, dialect: str,
-                             options: dict[str, Any], slot: Slot) -> None:
-        """An Agent run into the stream: one entry per record, ``run.end`` the last one."""
-        try:
-            with anyio.fail_after(self.limits.deadline) if self.limits.deadline else \
-                    nullcontext():
-                async with job.stream() as run:
-                    async for ev in run:
-                        record = agent_record(ev)
-                        if record is not None:
-                            await sink.on_record(json.dumps(record, separators=(",", ":")),
-                                                 last=record["agent"] == "run.end")
-        except TimeoutError:
-            await sink.on_end(StreamTimeoutError("deadline", self.limits.deadline or 0.0))
-        except SinkError as error:
-            log.warning("writing %s to Redis failed: %s", sink.key, error)
-        except StreamflowError as error:
-            await sink.on_end(error)  # the run's typed error is the terminal entry
-        except Exception:
-            log.exception("agent run of %s failed", sink.key)
-            raise
-        finally:
-            slot.release()
-            await sink.aclose()
 
     async def create(self, request: Request, chat_id: str, source: Any, *, to: str = "uni",
                      dialect: str = "auto", options: Mapping[str, Any] | None = None,

@@ -13,7 +13,7 @@ from recordings import DATA, replay_state
 from streamflow.decoder import StreamDecoder
 from streamflow.dialects import get_encoder
 from streamflow.errors import StreamflowError
-from streamflow.gateway.carry import Carrier, pack, restore, unpack
+from streamflow.gateway._carry import Carrier, pack, restore, unpack
 from streamflow.message import Message
 from streamflow.providers.request import ChatRequest, Turn
 

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 from streamflow.gateway import create_app
-from streamflow.gateway.app import client_routes
+from streamflow.gateway._app import client_routes
 
 ROUTES = {dialect: path for path, dialect in client_routes().items()}
 """Client dialect -> its route."""

@@ -9,8 +9,8 @@ from gateway_parts import ROUTES, enveloped, in_process
 
 pytest.importorskip("starlette", reason="the gateway extra is not installed")
 from streamflow.errors import ProtocolError
-from streamflow.gateway import carry
-from streamflow.gateway.carry import pack, unpack
+from streamflow.gateway import _carry as carry
+from streamflow.gateway._carry import pack, unpack
 
 pytestmark = pytest.mark.anyio
 KEY, OTHER = b"k" * 32, b"o" * 32

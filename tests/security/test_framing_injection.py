@@ -513,7 +513,7 @@ def test_raw_data_is_checked_json_is_escaped() -> None:
 def test_resume_ids_are_tokens_never_the_clients_text() -> None:
     pytest.importorskip("redis")
     from streamflow.sources.redis import sse_frame
-    from streamflow.web.resume_body import parse_last_event_id, position_id, with_ids
+    from streamflow.web._resume_body import parse_last_event_id, position_id, with_ids
 
     # int() reads other scripts' digits and spaces: the id written is the canonical one
     position = parse_last_event_id(" \u0661\u0662-\u0660/2 ")

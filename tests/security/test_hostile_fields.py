@@ -65,7 +65,7 @@ async def test_a_non_ascii_api_key_is_a_401_not_a_crash() -> None:
 
 async def test_our_own_bug_is_an_enveloped_500_with_a_request_id(
         caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    from streamflow.gateway import app as app_module
+    from streamflow.gateway import _app as app_module
 
     def broken(chat: Any, limits: Any) -> None:
         raise KeyError("a bug")

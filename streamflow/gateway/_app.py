@@ -11,7 +11,7 @@ Every registered request format with a ``client_path`` is a client route
 (``streamflow.dialects.REQUESTS``): ``POST /v1/messages`` (Anthropic),
 ``/v1/chat/completions`` (OpenAI chat) and ``/v1/responses`` (OpenAI Responses).
 Each reads the client's request with its format's parser, restores the replay
-state the gateway packed into earlier answers (:mod:`streamflow.gateway.carry`),
+state the gateway packed into earlier answers (``gateway._carry``),
 sends the request to the upstream in the upstream's dialect (a request already in
 the upstream's dialect goes on as it is, forced to stream), decodes the upstream's
 stream and writes it back through the one encode routine
@@ -23,7 +23,7 @@ cannot carry (``response_format`` towards Anthropic, ``stop`` towards Responses,
 ``n > 1`` anywhere the choices would be merged...) is refused with a 400 naming
 it, unless the app was made with ``drop_unsupported=True`` (``streamflow gateway
 --drop-unsupported``), which drops them (logged). Errors before the answer are
-the client dialect's status and envelope (:mod:`streamflow.gateway.envelopes`);
+the client dialect's status and envelope (``gateway._envelopes``);
 a failure mid-stream is the encoder's in-band error event, never a silent end.
 Each request has its own decoder, carrier and encoder, so concurrent requests
 never mix.
@@ -54,8 +54,10 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Assembler, Message
 from ..providers import HTTPRequest
 from ..providers.request import ChatRequest
-from .carry import Carrier, process_key, restore
-from .envelopes import ClientError, error_response
+from ._carry import Carrier, process_key, restore
+from ._envelopes import ClientError, error_response
+from ._response import EventStreamResponse
+from ._upstream import Upstream
 from .limits import (
     DEFAULT_GATEWAY_LIMITS,
     ClientDisconnected,
@@ -64,10 +66,6 @@ from .limits import (
     parse_body,
     read_body,
 )
-from .response import EventStreamResponse
-from .upstream import Upstream
-
-__all__ = ["Gateway", "client_routes", "create_app"]
 
 log = logging.getLogger("streamflow.gateway")
 
@@ -88,7 +86,7 @@ class Gateway:
     ``drop_unsupported`` drops the client options the upstream cannot carry instead
     of refusing the request (see the module doc); ``limits`` bound each client
     request (:class:`~streamflow.gateway.limits.GatewayLimits`); ``carry_key``
-    signs replay-state tokens (:mod:`streamflow.gateway.carry`; default: a random
+    signs replay-state tokens (``gateway._carry``; default: a random
     per-process key, with a logged warning).
     """
 

@@ -32,8 +32,6 @@ from ..events import JSONDict, UniEvent, event_from_dict
 from ..sources.redis import HEARTBEAT_FRAME, sse_frame
 from ..targets._ui_run import UIRunEncoder
 
-__all__ = ["encoder_for", "headers_for", "parse_last_event_id", "sse_body"]
-
 Position = tuple[tuple[int, int], int]  # (entry id, SSE event index within the entry)
 WHOLE = 1 << 30  # the index of "every event of the entry"
 

@@ -6,8 +6,6 @@ import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-__all__ = ["EventStreamResponse"]
-
 
 class EventStreamResponse(StreamingResponse):
     """``StreamingResponse`` that always watches for ``http.disconnect``, on every ASGI server.

@@ -33,8 +33,6 @@ from ..errors import (
 )
 from ..events import JSONDict
 
-__all__ = ["MAX_MESSAGE", "ClientError", "client_words", "error_response", "status_of"]
-
 MAX_MESSAGE = 1000
 """The longest upstream message passed on to a client, in characters."""
 

@@ -53,8 +53,6 @@ from ..events import (
 )
 from ..providers.request import ChatRequest, ToolResultPart
 
-__all__ = ["Carrier", "pack", "process_key", "restore", "unpack"]
-
 PREFIX = "sf1_"
 ID_MARK = "__" + PREFIX
 _BARE = frozenset({"signature", "thought_signature"})

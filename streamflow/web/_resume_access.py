@@ -37,10 +37,6 @@ from ..errors import LimitExceededError, StreamflowError
 if TYPE_CHECKING:
     from .._redis.link import RedisLink
 
-__all__ = ["CHAT_ID", "PROTOCOLS", "TOKEN_HEADER", "TOKEN_QUERY", "LiveStreams",
-           "ResumeRefused", "Started", "check_chat_id", "forbidden", "hash_token", "new_token",
-           "peer_address", "point", "presented_token", "refusal", "token_matches",
-           "token_to_keep"]
 
 log = logging.getLogger("streamflow.web.resume")
 

@@ -26,10 +26,8 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..providers import HTTPRequest
 from ..providers.request import ChatRequest
 from ..sources.http import AsyncHTTPSource
+from ._envelopes import ClientError
 from ._transport import LoopTransport, NoCookies
-from .envelopes import ClientError
-
-__all__ = ["Upstream", "client_key"]
 
 
 def client_key(headers: Mapping[str, str]) -> str | None:

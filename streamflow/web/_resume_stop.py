@@ -14,8 +14,6 @@ import anyio
 from .._redis.link import RedisLink
 from ..errors import StreamflowError
 
-__all__ = ["STOP_POLL", "until_stopped"]
-
 STOP_POLL = 0.25
 """Seconds between a producer's checks of its stop key."""
 

@@ -1,8 +1,8 @@
 """uvicorn's httptools protocol with the gateway's head limits (imported when httptools is).
 
-httptools (llhttp, in C) parses a request and frames a response in a third of
-the CPU h11 takes (``bench/README.md``), but uvicorn puts no cap on a request
-head under it. :class:`HeadLimitedHttpToolsProtocol` adds the two limits the h11
+httptools (llhttp, in C) parses a request and frames a response with about a
+third less CPU than h11 (``bench/README.md``), but uvicorn puts no cap on a
+request head under it. :class:`HeadLimitedHttpToolsProtocol` adds the two limits the h11
 protocol has here: the head's size (``max_header_bytes``: the URL and header
 lines as parsed, and the bytes received while a head is unfinished, so one
 endless header cannot pile up in the parser) and its time (``header_timeout``,

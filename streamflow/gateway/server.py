@@ -8,8 +8,8 @@ head (``h11_max_incomplete_event_size``: request line plus headers, refused with
 sending them a byte at a time holds its connection forever (slowloris):
 :class:`HeaderTimeoutH11Protocol` closes a connection whose request head is not
 complete within ``header_timeout`` seconds of the connection opening or of the
-previous response ending. Under httptools (the default when it is installed: a
-third of h11's CPU per event), which uvicorn leaves uncapped, the private
+previous response ending. Under httptools (the default when it is installed:
+less CPU per event than h11), which uvicorn leaves uncapped, the private
 ``gateway._httptools`` protocol enforces the same head size and time. The
 body's read timeout is the app's
 (:attr:`~streamflow.gateway.limits.GatewayLimits.body_timeout`, a 408).
@@ -97,7 +97,7 @@ def server_config(limits: ServerLimits = DEFAULT_SERVER_LIMITS,
     """Keyword arguments for ``uvicorn.run``/``uvicorn.Config`` enforcing ``limits``.
 
     ``http`` is uvicorn's HTTP implementation, each with the limits above: ``"h11"``,
-    ``"httptools"`` (a third of h11's CPU per event; needs httptools, in the
+    ``"httptools"`` (less CPU per event than h11; needs httptools, in the
     ``gateway`` extra) or ``"auto"``, httptools when it is installed.
     """
     if http == "auto":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import http.cookiejar
+import select
 import ssl
 from collections.abc import Iterable
 from typing import Any
@@ -82,13 +83,30 @@ class _LoopStream(httpcore.AsyncNetworkStream):
         return self
 
     def get_extra_info(self, info: str) -> Any:
-        if info == "is_readable":  # an idle pooled connection the server closed
-            return (self._reader.at_eof() or self._reader.exception() is not None
-                    or self._writer.is_closing())
+        if info == "is_readable":  # the pool asks of an idle connection: reuse it or not
+            return self._readable()
         name = {"client_addr": "sockname", "server_addr": "peername"}.get(info, info)
         if name in ("ssl_object", "sockname", "peername", "socket"):
             return self._writer.get_extra_info(name)
         return None
+
+
+    def _readable(self) -> bool:
+        """Whether the server closed or said anything since the last response: then the
+        pool must not reuse the connection (bytes an upstream sends unasked must never be
+        read as the answer to the next request, which may be another client's)."""
+        reader = self._reader
+        if reader.at_eof() or reader.exception() is not None or self._writer.is_closing():
+            return True
+        if getattr(reader, "_buffer", None):  # read from the socket already, not asked for
+            return True
+        sock = self._writer.get_extra_info("socket")
+        try:
+            poller = select.poll()
+            poller.register(sock.fileno(), select.POLLIN)
+            return bool(poller.poll(0))
+        except (AttributeError, OSError, ValueError):
+            return True
 
 
 class LoopBackend(httpcore.AsyncNetworkBackend):

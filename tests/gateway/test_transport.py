@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpx
 import pytest
 from security.hostile import serve
@@ -173,3 +174,42 @@ def test_it_connects_under_uvloop_too() -> None:
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         body = runner.run(main())
     assert body == b"".join(str(i).encode() * 100 for i in range(5))
+
+
+async def test_bytes_an_upstream_sends_unasked_are_never_read_as_the_next_answer() -> None:
+    """A kept-alive connection the server wrote to while idle is discarded, not reused:
+    otherwise a hostile upstream could answer the next request (another client's) ahead."""
+    answers = {"n": 0}
+
+    async def connection(stream: anyio.abc.SocketStream) -> None:
+        buffered = b""
+        async with stream:
+            while True:
+                try:
+                    buffered += await stream.receive()
+                except (anyio.EndOfStream, anyio.BrokenResourceError):
+                    return
+                if b"\r\n\r\n" not in buffered:
+                    continue
+                buffered = buffered.split(b"\r\n\r\n", 1)[1]
+                answers["n"] += 1
+                body = b"real %d" % answers["n"]
+                await stream.send(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s"
+                                  % (len(body), body))
+                await anyio.sleep(0.05)  # then, unasked, a forged answer on the idle connection
+                try:
+                    await stream.send(b"HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nforged")
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    return
+
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener, \
+            anyio.create_task_group() as group:
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        group.start_soon(listener.serve, connection)
+        async with httpx.AsyncClient(transport=LoopTransport()) as client:
+            first = await client.get(f"http://127.0.0.1:{port}/")
+            await anyio.sleep(0.3)
+            second = await client.get(f"http://127.0.0.1:{port}/")
+        group.cancel_scope.cancel()
+    assert first.content == b"real 1"
+    assert second.content == b"real 2"

@@ -43,6 +43,9 @@ class Inflater:
     def feed(self, data: bytes) -> Iterator[bytes]:
         """The decoded pieces of ``data``, produced one at a time."""
         if self._wbits is None:
+            if len(data) <= self.piece and type(data) is bytes:
+                yield data  # nothing to inflate or cut: no copy
+                return
             for i in range(0, len(data), self.piece):
                 yield bytes(data[i:i + self.piece])
             return

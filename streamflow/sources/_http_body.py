@@ -32,11 +32,7 @@ async def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
             yield chunk
         return
     inflater = Inflater(encoding)
-    as_is = (encoding or "identity").strip().lower() in ("identity", "")
     async for raw in response.aiter_raw():
-        if as_is and len(raw) <= inflater.piece:  # nothing to inflate or cut: no copy
-            yield raw
-            continue
         for piece in inflater.feed(raw):
             yield piece
     tail = inflater.close()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import http.cookiejar
-import select
 import ssl
 from collections.abc import Iterable
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 import httpcore
 import httpx
 import sniffio
+from httpcore._utils import is_socket_readable
 
 READ_BUFFER = 64 * 1024
 """Bytes a connection's reader buffers before it stops reading the socket."""
@@ -100,13 +100,8 @@ class _LoopStream(httpcore.AsyncNetworkStream):
             return True
         if getattr(reader, "_buffer", None):  # read from the socket already, not asked for
             return True
-        sock = self._writer.get_extra_info("socket")
-        try:
-            poller = select.poll()
-            poller.register(sock.fileno(), select.POLLIN)
-            return bool(poller.poll(0))
-        except (AttributeError, OSError, ValueError):
-            return True
+        # not yet read by the loop: httpcore's own check, as its anyio backend makes it
+        return is_socket_readable(self._writer.get_extra_info("socket"))
 
 
 class LoopBackend(httpcore.AsyncNetworkBackend):

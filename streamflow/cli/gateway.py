@@ -46,7 +46,7 @@ def _listen(value: str) -> tuple[str, int]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the options of ``streamflow gateway`` (the defaults need the extra)."""
     from ..gateway.limits import DEFAULT_GATEWAY_LIMITS
-    from ..gateway.server import DEFAULT_SERVER_LIMITS
+    from ..gateway.server import DEFAULT_SERVER_LIMITS, HTTP_PARSERS
 
     parser.add_argument("--listen", type=_listen, default=("127.0.0.1", 8787),
                         metavar="HOST:PORT", help="where to listen (default: 127.0.0.1:8787)")
@@ -83,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "size of a request's line and headers")):
         limits.add_argument(flag, type=kind, default=default, metavar="N",
                             help=f"{words} (default: {default})")
-    parser.add_argument("--http", default="auto", choices=["auto", "h11", "httptools"],
+    parser.add_argument("--http", default="auto", choices=HTTP_PARSERS,
                         help="uvicorn's HTTP parser, both with the limits above (default: "
                              "httptools when it is installed, else h11)")
     parser.add_argument("--log-level", default="info",

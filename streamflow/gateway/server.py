@@ -27,7 +27,8 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["DEFAULT_SERVER_LIMITS", "HeaderTimeoutH11Protocol", "ServerLimits", "server_config"]
+__all__ = ["DEFAULT_SERVER_LIMITS", "HTTP_PARSERS", "HeaderTimeoutH11Protocol", "ServerLimits",
+           "server_config"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +93,10 @@ class HeaderTimeoutH11Protocol(_HeadTimer, H11Protocol):
         super().connection_lost(exc)
 
 
+HTTP_PARSERS = ("auto", "h11", "httptools")
+"""The ``http`` values :func:`server_config` takes (``streamflow gateway --http``)."""
+
+
 def server_config(limits: ServerLimits = DEFAULT_SERVER_LIMITS,
                   http: str = "auto") -> dict[str, Any]:
     """Keyword arguments for ``uvicorn.run``/``uvicorn.Config`` enforcing ``limits``.
@@ -109,7 +114,7 @@ def server_config(limits: ServerLimits = DEFAULT_SERVER_LIMITS,
     elif http == "h11":
         base = HeaderTimeoutH11Protocol
     else:
-        raise ValueError(f"http is 'auto', 'h11' or 'httptools', not {http!r}")
+        raise ValueError(f"http is one of {', '.join(HTTP_PARSERS)}, not {http!r}")
     protocol = type(f"Gateway{base.__name__}", (base,),
                     {"header_timeout": limits.header_timeout,
                      "max_header_bytes": limits.max_header_bytes})

@@ -6,12 +6,12 @@ reactivex schedulers are asyncio-centric; streamflow does not use them. Instead:
   application that subscribes by hand opens one with ``async with scope():``. The
   scope is found through a context variable, so an observable subscribed anywhere
   inside it (through any chain of operators) finds it, and so do the tasks it starts.
-* :class:`ChunkReader` reads the next chunk of a body under the stream's
-  :class:`~streamflow.Limits`: the idle timeout between chunks, the overall deadline
-  (counted from the reader's creation, so it covers sending the request), and the
-  transport's exceptions mapped to typed streamflow errors. It is the only code that
-  applies those rules: every :class:`~streamflow._source.Source`'s pump
-  (:func:`pump`) and the gateway's upstream read through it.
+* ``ChunkReader`` (``streamflow._chunk_reader``) reads the next chunk of a body
+  under the stream's :class:`~streamflow.Limits`: the idle timeout between chunks,
+  the overall deadline (counted from the reader's creation, so it covers sending the
+  request), and the transport's exceptions mapped to typed streamflow errors. It is
+  the only code that applies those rules: every :class:`~streamflow._source.Source`'s
+  pump (:func:`pump`) and the gateway's upstream read through it.
 * :func:`pump` is a source's task: it reads each chunk, pushes it **synchronously**
   with ``observer.on_next`` (so the whole operator chain and every sync sink run in
   the pump task, no queue, no thread hop), then awaits a checkpoint (a fast replay
@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from typing import Any, NoReturn
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -39,10 +39,9 @@ from anyio.abc import TaskGroup
 from reactivex import abc
 from reactivex.disposable import Disposable
 
-from .errors import StreamflowError, StreamTimeoutError
+from ._chunk_reader import ChunkReader, ChunkStream, unmapped
 from .limits import Limits
 
-ChunkStream = AbstractAsyncContextManager[AsyncIterator[bytes]]
 _SCOPE: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("streamflow._scope",
                                                                       default=None)
 
@@ -127,78 +126,9 @@ def report_unhandled(error: BaseException) -> None:
     current.report(error)
 
 
-def _as_is(exc: Exception) -> Exception:
-    return exc
-
-
-class ChunkReader:
-    """Reads a body's chunks under ``limits``: idle timeout, deadline, typed errors.
-
-    The deadline counts from the reader's creation. ``map_error`` turns a transport
-    library's exception into a streamflow error (a streamflow error passes as is).
-    No cancel scope spans a ``yield``, so :meth:`next` is safe inside async generators.
-    """
-
-    def __init__(self, limits: Limits | None,
-                 map_error: Callable[[Exception], Exception] = _as_is) -> None:
-        self.idle = limits.idle_timeout if limits is not None else None
-        self.total = limits.deadline if limits is not None else None
-        self.ends_at = (anyio.current_time() + self.total if self.total is not None
-                        else float("inf"))
-        self.map_error = map_error
-
-    def _window(self) -> float:
-        """Seconds the next wait may take: the idle timeout or what is left of the deadline."""
-        left = self.ends_at - anyio.current_time()
-        return left if self.idle is None else min(self.idle, left)
-
-    def _timeout(self) -> StreamTimeoutError:
-        if self.total is not None and anyio.current_time() >= self.ends_at:
-            return StreamTimeoutError("deadline", self.total)
-        assert self.idle is not None
-        return StreamTimeoutError("idle", self.idle)
-
-    def mapped(self, exc: Exception) -> Exception:
-        """``exc`` as the typed error the stream ends with."""
-        return exc if isinstance(exc, StreamflowError) else self.map_error(exc)
-
-    def _raise(self, exc: Exception) -> NoReturn:
-        error = self.mapped(exc)
-        if error is exc:
-            raise exc
-        raise error from exc
-
-    async def open(self, stack: AsyncExitStack, body: ChunkStream) -> AsyncIterator[bytes]:
-        """Enter ``body`` on ``stack`` within the deadline; its chunk iterator."""
-        with anyio.move_on_after(self.ends_at - anyio.current_time()) as waited:
-            try:
-                chunks = await stack.enter_async_context(body)
-            except Exception as exc:
-                self._raise(exc)
-        if waited.cancelled_caught:
-            raise self._timeout()
-        return chunks.__aiter__()
-
-    async def next(self, chunks: AsyncIterator[bytes]) -> bytes | None:
-        """The next chunk (``None`` at the end of the body); a timeout or failure raises."""
-        with anyio.move_on_after(self._window()) as waited:
-            try:
-                return await anext(chunks, None)
-            except Exception as exc:
-                self._raise(exc)
-        raise self._timeout() if waited.cancelled_caught else AssertionError("unreachable")
-
-    async def wait(self, pending: Callable[[], Awaitable[None]]) -> None:
-        """Await ``pending()`` (backpressure) within the deadline."""
-        with anyio.move_on_after(self.ends_at - anyio.current_time()) as waited:
-            await pending()
-        if waited.cancelled_caught and self.total is not None:
-            raise StreamTimeoutError("deadline", self.total)
-
-
 async def pump(body: Callable[[], ChunkStream], observer: abc.ObserverBase[bytes],
                cancel: anyio.CancelScope, owner: Scope, limits: Limits | None,
-               map_error: Callable[[Exception], Exception] = _as_is) -> None:
+               map_error: Callable[[Exception], Exception] = unmapped) -> None:
     """Read ``body()`` chunk by chunk into ``observer`` (see the module doc)."""
     reader = ChunkReader(limits, map_error)
     error: Exception | None = None
@@ -215,6 +145,8 @@ async def pump(body: Callable[[], ChunkStream], observer: abc.ObserverBase[bytes
                     await reader.wait(owner.relieve)
     except Exception as exc:
         error = reader.mapped(exc)
+    finally:
+        reader.close()
     if cancel.cancel_called:
         return
     try:

@@ -11,8 +11,8 @@ import streamflow
 
 PACKAGE = Path(streamflow.__file__).parent
 EDGE = ("operators", "sources", "sinks", "cli", "runtime", "_fanout", "demo", "faults", "server",
-        "agent", "gateway", "streaming", "web", "_scope", "_source", "_redis", "types",
-        "_agent_stream", "_mcp_tool", "_queue")
+        "agent", "gateway", "streaming", "web", "_scope", "_chunk_reader", "_source", "_redis",
+        "types", "_agent_stream", "_mcp_tool", "_queue")
 FORBIDDEN = ("reactivex", "anyio", "httpx", "rich", "trio", "asyncio")
 
 

@@ -17,7 +17,7 @@ from anyio.abc import SocketStream
 
 import streamflow
 from streamflow import Limits, StreamTimeoutError, TransportError
-from streamflow._scope import ChunkReader
+from streamflow._chunk_reader import ChunkReader
 from streamflow.gateway._upstream import Upstream
 from streamflow.providers import HTTPRequest
 from streamflow.sources import from_httpx

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from .._scope import ChunkReader
+from .._chunk_reader import ChunkReader
 from ..decoder import StreamDecoder
 from ..dialects import credential_headers, get_request
 from ..errors import StreamflowError
@@ -109,15 +109,18 @@ async def _events(chunks: AsyncIterator[bytes], decoder: StreamDecoder,
                   reader: ChunkReader) -> AsyncIterator[list[UniEvent]]:
     """Decode ``chunks`` read by THE chunk reader (idle timeout, deadline, typed errors);
     a failure carries the partial message."""
-    while True:
-        try:
-            chunk = await reader.next(chunks)
-        except StreamflowError as exc:
-            exc.with_partial(decoder.partial)
-            raise
-        if chunk is None:
-            break
-        events = decoder.feed(chunk)
-        if events:
-            yield events
+    try:
+        while True:
+            try:
+                chunk = await reader.next(chunks)
+            except StreamflowError as exc:
+                exc.with_partial(decoder.partial)
+                raise
+            if chunk is None:
+                break
+            events = decoder.feed(chunk)
+            if events:
+                yield events
+    finally:
+        reader.close()
     yield decoder.close()

@@ -187,10 +187,25 @@ class AsyncSinkFeeder:
         self._send.close()
 
     async def consume(self) -> None:
-        """The consumer task: await ``on_event`` per item, then ``on_end`` once."""
-        with self._receive:
+        """The consumer task: await ``on_event`` per item, then ``on_end`` once.
+
+        What is already buffered is taken without a trip through the event loop per
+        item (at most ``buffer`` items, since the producer cannot refill it meanwhile);
+        the task waits, and so yields, only when the buffer is empty.
+        """
+        receive = self._receive
+        with receive:
             try:
-                async for event in self._receive:
+                while True:
+                    try:
+                        event = receive.receive_nowait()
+                    except anyio.WouldBlock:
+                        try:
+                            event = await receive.receive()
+                        except anyio.EndOfStream:
+                            break
+                    except anyio.EndOfStream:
+                        break
                     await self.sink.on_event(event)
             except Exception as exc:
                 self.failure = self.failure or exc

@@ -48,17 +48,20 @@ CONNECT_TIMEOUT = 10.0
 """Seconds to connect when the client sets no connect timeout (``timeout=None``)."""
 
 
-def _request(request: RequestLike, idle: float | None) -> httpx.Request:
+def _request(request: RequestLike, idle: float | None, *, read: bool = True) -> httpx.Request:
     """The request to send, every network wait of it bounded.
 
     httpx's default read timeout (5 s) would cut a stream while the model thinks:
-    each read waits up to the idle limit instead. A connect (and pool) timeout the
+    each read waits up to the idle limit instead (``read=False``: no read timeout at
+    httpx's level, for the async source, whose every wait streamflow bounds itself --
+    the head and an error body within ``idle`` in all, each body read by the chunk
+    reader -- so a read arms no second timer). A connect (and pool) timeout the
     client left unset becomes :data:`CONNECT_TIMEOUT`, an unset write timeout the
     idle limit.
     """
     req = request() if callable(request) else request
     timeout = dict(req.extensions.get("timeout") or {})
-    timeout["read"] = idle
+    timeout["read"] = idle if read else None
     for key, default in (("connect", CONNECT_TIMEOUT), ("pool", CONNECT_TIMEOUT),
                          ("write", idle)):
         if timeout.get(key) is None:
@@ -143,7 +146,7 @@ class AsyncHTTPSource(Source):
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[AsyncIterator[bytes]]:
         idle = self._idle()
-        request = _request(self.request, idle)
+        request = _request(self.request, idle, read=False)
         try:
             with anyio.fail_after(idle):
                 response = await self.client.send(request, stream=True)

@@ -10,8 +10,10 @@ Two kinds of sink, both driven by :func:`streamflow.run`:
 * :class:`AsyncSink` -- for sinks that must ``await`` (run a tool, write to a
   websocket). ``run()`` gives each one a bounded anyio memory object stream of
   ``buffer`` events and a consumer task that awaits :meth:`AsyncSink.on_event` per
-  event and :meth:`AsyncSink.on_end` once. When the buffer is full, ``policy`` says
-  what happens to the reader:
+  event and :meth:`AsyncSink.on_end` once (a sink that can take an event without
+  waiting says so in :meth:`AsyncSink.on_event_nowait`, called from the reader's
+  task while nothing is buffered: no buffer, no wake-up). When the buffer is full,
+  ``policy`` says what happens to the reader:
 
   - ``"wait"`` (default): backpressure -- the reader stops reading the body after
     the current chunk until the sink caught up (TCP flow control does the rest);
@@ -116,6 +118,19 @@ class AsyncSink(ABC):
     async def on_end(self, error: BaseException | None) -> None:  # noqa: B027 - optional hook
         """Called once after the last item: ``None`` on success, else the error."""
 
+    def on_event_nowait(self, event: Any) -> bool:
+        """Take one item at once, in the reader's task, if that needs no waiting.
+
+        Return True when the item was handled (``on_event`` is then not called for
+        it), False to have it go through the buffer to ``on_event``. ``run()`` offers
+        an item here only when nothing sent earlier is still buffered or being
+        handled, so the order holds. The default takes nothing. A sink whose
+        ``on_event`` rarely waits (it queues for a task of its own, or only records)
+        overrides it: the item skips the buffer and the consumer task's wake-up. An
+        exception fails the sink as one from ``on_event`` does.
+        """
+        return False
+
 
 class AsyncSinkFeeder:
     """The synchronous observer face of one :class:`AsyncSink` (used by ``run()``).
@@ -132,6 +147,7 @@ class AsyncSinkFeeder:
         self._send: MemoryObjectSendStream[Any] = send
         self._receive: MemoryObjectReceiveStream[Any] = receive
         self.overflow: deque[Any] = deque()
+        self._unhandled = 0  # items sent to the buffer whose on_event has not returned
         self.failure: BaseException | None = None
         self._end: BaseException | None = None
         sink.dropped = 0
@@ -143,8 +159,16 @@ class AsyncSinkFeeder:
         if self.overflow:
             self.overflow.append(event)
             return
+        if self._unhandled == 0:
+            try:
+                if self.sink.on_event_nowait(event):
+                    return
+            except Exception as exc:
+                self.detach(exc)
+                return
         try:
             self._send.send_nowait(event)
+            self._unhandled += 1
         except anyio.WouldBlock:
             policy = self.sink.policy
             if policy == "wait":
@@ -179,6 +203,7 @@ class AsyncSinkFeeder:
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self.overflow.clear()
                 return
+            self._unhandled += 1
             self.overflow.popleft()
 
     async def finish(self) -> None:
@@ -206,7 +231,10 @@ class AsyncSinkFeeder:
                             break
                     except anyio.EndOfStream:
                         break
-                    await self.sink.on_event(event)
+                    try:
+                        await self.sink.on_event(event)
+                    finally:
+                        self._unhandled -= 1
             except Exception as exc:
                 self.failure = self.failure or exc
                 self._end = exc

@@ -72,12 +72,16 @@ class AnswerRecorder(AsyncSink):
 
     async def on_event(self, event: Any) -> None:
         """A UniEvent: a ``.done`` item joins the step, a delta grows the open group."""
+        self.on_event_nowait(event)
+
+    def on_event_nowait(self, event: Any) -> bool:
+        """:meth:`on_event`, which never waits: always taken at once."""
         if not isinstance(event, UniEvent):
-            return
+            return True
         if event.event_type == "stop":
             self._close_open()
             self._step = None
-            return
+            return True
         for item in event.content_items:
             if item.type.endswith(".done"):
                 self._open.pop(item.kind, None)
@@ -86,6 +90,7 @@ class AnswerRecorder(AsyncSink):
                 self._parts()
                 self._open.setdefault(item.kind, []).append(
                     item.text if isinstance(item, TextItem) else item.thinking)
+        return True
 
     def _close_open(self) -> None:
         for kind, fragments in self._open.items():

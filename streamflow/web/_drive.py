@@ -105,6 +105,15 @@ class EncoderSink(AsyncSink):
         if isinstance(event, UniEvent):
             await self.outbox.put(self.writer.feed(event))
 
+    def on_event_nowait(self, event: Any) -> bool:
+        """:meth:`on_event` at once while the outbox has room."""
+        if not isinstance(event, UniEvent):
+            return True
+        if self.outbox.full:
+            return False
+        self.outbox.put_nowait(self.writer.feed(event))
+        return True
+
     def on_tool_result(self, result: ToolResult) -> None:
         """A tool result of the turn that just ended (the Agent calls it between turns)."""
         self.outbox.put_nowait(self.writer.check(self.encoder.tool_results([result])))

@@ -27,9 +27,14 @@ class Outbox:
         self._changed.set()
         self._changed = anyio.Event()
 
+    @property
+    def full(self) -> bool:
+        """Whether ``capacity`` chunks are unsent (:meth:`put` would wait)."""
+        return len(self._chunks) >= self.capacity and not self._closed
+
     async def put(self, data: bytes) -> None:
         """Queue ``data`` (``b""`` is skipped), waiting while the queue is full."""
-        while len(self._chunks) >= self.capacity and not self._closed:
+        while self.full:
             await self._changed.wait()
         self.put_nowait(data)
 

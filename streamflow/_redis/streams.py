@@ -97,17 +97,6 @@ async def still_there(link: RedisLink, key: str) -> None:
                              "(a restart without persistence, or a flush)")
 
 
-async def read_entries(link: RedisLink, key: str, *, after: str | None = None,
-                       window: float | None = None, tailer: Tailer | None = None
-                       ) -> AsyncGenerator[Entry, None]:
-    """:func:`read_batches`, one entry at a time."""
-    async with aclosing(read_batches(link, key, after=after, window=window,
-                                     tailer=tailer)) as batches:
-        async for batch in batches:
-            for entry in batch:
-                yield entry
-
-
 async def read_batches(link: RedisLink, key: str, *, after: str | None = None,
                        window: float | None = None, tailer: Tailer | None = None
                        ) -> AsyncGenerator[list[Entry], None]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 
-from .._redis.streams import BEAT, END, EVENT, RedisLink, entry_key, read_entries
+from .._redis.streams import BEAT, END, EVENT, RedisLink, entry_key, read_batches
 from .._source import ChunkStream, Source
 from ..dialects._frames_out import sse_data, text_bytes
 from ..limits import Limits
@@ -76,16 +76,22 @@ class RedisSource(Source):
                 await link.aclose()
 
     async def _frames(self, link: RedisLink) -> AsyncGenerator[bytes, None]:
+        """One chunk per read: the frames of every entry it returned."""
         last = None if self.last_event_id is None else entry_key(self.last_event_id)
-        async with aclosing(read_entries(link, self.key, window=self.window_seconds)) as entries:
-            async for entry in entries:
-                if entry.kind in (EVENT, END):
-                    if last is not None and entry_key(entry.id) <= last:
-                        yield sse_frame(self.last_event_id or "", entry.data, replay=True)
-                    else:
-                        yield sse_frame(entry.id, entry.data)
-                elif entry.kind == BEAT:
-                    yield HEARTBEAT_FRAME
+        async with aclosing(read_batches(link, self.key, window=self.window_seconds)) as batches:
+            async for batch in batches:
+                frames = []
+                for entry in batch:
+                    if entry.kind in (EVENT, END):
+                        if last is not None and entry_key(entry.id) <= last:
+                            frames.append(sse_frame(self.last_event_id or "", entry.data,
+                                                    replay=True))
+                        else:
+                            frames.append(sse_frame(entry.id, entry.data))
+                    elif entry.kind == BEAT:
+                        frames.append(HEARTBEAT_FRAME)
+                if frames:
+                    yield b"".join(frames)
 
 
 def from_redis(url: str, key: str, *, last_event_id: str | None = None,

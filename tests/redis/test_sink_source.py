@@ -270,7 +270,7 @@ async def test_redis_down_before_the_start_is_a_transport_error(own_redis: Any) 
 
 async def test_a_tailer_serves_readers_that_join_at_any_time(redis_url: str) -> None:
     """One shared XREAD (Tailer) for several readers of one key: each gets every entry once."""
-    from streamflow._redis.streams import read_entries
+    from streamflow._redis.streams import read_batches
     from streamflow._redis.tailer import Tailer
 
     chunks = [BODY[i:i + 150] for i in range(0, len(BODY), 150)]
@@ -286,7 +286,8 @@ async def test_a_tailer_serves_readers_that_join_at_any_time(redis_url: str) -> 
 
     async def reader(n: int, delay: float) -> None:
         await anyio.sleep(delay)
-        got[n] = [e.id async for e in read_entries(link, "tk", tailer=tailer)]
+        got[n] = [e.id async for batch in read_batches(link, "tk", tailer=tailer)
+                  for e in batch]
 
     try:
         with anyio.fail_after(20):

@@ -77,6 +77,10 @@ class Scope:
         self.unhandled.append(error)
         self.task_group.cancel_scope.cancel()
 
+    def pressed(self) -> bool:
+        """Whether a backpressure hook has parked events (the reader must wait for it)."""
+        return any(hook.overflow for hook in self.pressure)
+
     async def relieve(self) -> None:
         """Await the backpressure hooks that have parked events (cheap when none has)."""
         for hook in self.pressure:
@@ -141,7 +145,7 @@ async def pump(body: Callable[[], ChunkStream], observer: abc.ObserverBase[bytes
                 if cancel.cancel_called:
                     return
                 await anyio.lowlevel.checkpoint()
-                if owner.pressure:
+                if owner.pressure and owner.pressed():
                     await reader.wait(owner.relieve)
     except Exception as exc:
         error = reader.mapped(exc)

@@ -291,3 +291,28 @@ async def test_a_write_retried_after_a_lost_reply_is_stored_once(redis_url: str)
     assert kinds.count("start") == 1 and kinds.count("end") == 1
     assert kinds.count("event") + 1 == len(streamflow.StreamDecoder().feed(body))
     assert same(await streamflow.run(from_redis(redis_url, "once")), direct)
+
+
+async def test_a_redis_that_never_answers_is_a_transport_error_within_the_timeout() -> None:
+    """A peer that accepts and then says nothing (a hung server, a black-holed route): each
+    command gives up after the link's socket_timeout, typed, never hanging the reader."""
+    held: list[Any] = []
+
+    async def silent(stream: Any) -> None:
+        held.append(stream)
+        await anyio.sleep_forever()
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, silent)
+        link = RedisLink(f"redis://127.0.0.1:{port}/0", socket_timeout=0.3)
+        try:
+            with anyio.fail_after(5), pytest.raises(streamflow.TransportError) as caught:
+                await link.call("xadd", "k", {"k": "event"})
+            assert "redis" in str(caught.value)
+            with anyio.fail_after(5), pytest.raises(streamflow.TransportError):
+                await link.pipeline(("xadd", ("k", {"k": "event"}), {}), transaction=False)
+        finally:
+            await link.aclose()
+        tg.cancel_scope.cancel()

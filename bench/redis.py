@@ -14,7 +14,7 @@ then, in one asyncio process:
 * **aggregate events/s** -- ``--streams`` producers writing ``--events`` events each
   as fast as they can while a reader per stream tails it; events delivered to the
   readers per second of wall time, and per CPU second of the process (both ends run
-  in it: events/s per core end to end).
+  in it: events/s per core end to end), beside the redis-py floor's same burst.
 
 ``--quick`` runs tiny sizes (a smoke test). Absolute figures depend on the machine
 (and on what else it runs); ``bench/README.md`` records one run.
@@ -23,6 +23,7 @@ then, in one asyncio process:
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -180,9 +181,17 @@ async def raw_floor(url: str, streams: int, events: int, gap: float) -> list[int
 
 
 async def measure(url: str, counts: list[int], events: int, gap: float, load_events: int,
-                  load_gap: float, burst_streams: int) -> dict[str, Any]:
-    """Added latency beside the floor at each stream count, then the burst's events/s."""
+                  load_gap: float, burst_streams: int, freeze: bool = True) -> dict[str, Any]:
+    """Added latency beside the floor at each stream count, then the burst's events/s.
+
+    ``freeze``: after the warm-up, ``gc.freeze()`` -- what a server does once started
+    (README, "Scaling the servers"): full collections then skip the objects of the
+    imports and the pool, which with 200 live streams halves their pauses here.
+    """
     await many(url, 2, 10, 0.0, "warm")  # imports, first connections
+    if freeze:
+        gc.collect()
+        gc.freeze()
     rows: list[dict[str, Any]] = []
     print("| streams | one event per | events | redis-py floor p50 ms | floor p99 ms | "
           "streamflow p50 ms | streamflow p99 ms | p50 / floor p50 | p99 / floor p99 |")
@@ -200,6 +209,9 @@ async def measure(url: str, counts: list[int], events: int, gap: float, load_eve
               f"{row['floor_p50_ms']:.2f} | {row['floor_p99_ms']:.2f} | {row['p50_ms']:.2f} | "
               f"{row['p99_ms']:.2f} | {row['p50_ms'] / max(row['floor_p50_ms'], 1e-9):.1f} | "
               f"{row['p99_ms'] / max(row['floor_p99_ms'], 1e-9):.1f} |", flush=True)
+    cpu, started = time.process_time(), time.perf_counter()
+    floor = await raw_floor(url, burst_streams, events, 0.0)
+    floor_cpu, floor_seconds = time.process_time() - cpu, time.perf_counter() - started
     burst, seconds = await many(url, burst_streams, events, 0.0, "rate")
     cpu = many.cpu  # type: ignore[attr-defined]
     print(f"\naggregate, {burst_streams} streams:       {len(burst) / seconds:9.0f} events/s "
@@ -207,10 +219,14 @@ async def measure(url: str, counts: list[int], events: int, gap: float, load_eve
     print(f"   per CPU second of this process:   {len(burst) / cpu:9.0f} events/s "
           f"(both ends in one process: events/s per core end to end)")
     print(f"   median per-event trip in that burst: {statistics.median(burst) / 1e6:.1f} ms")
+    print(f"   the redis-py floor, same burst:   {len(floor) / floor_seconds:9.0f} events/s, "
+          f"{len(floor) / floor_cpu:.0f} per CPU second (XADD and XREAD alone)")
     return {"latency": rows, "burst": {"streams": burst_streams, "events": len(burst),
                                        "seconds": seconds, "cpu_s": cpu,
                                        "per_s": len(burst) / seconds,
-                                       "per_cpu_s": len(burst) / cpu}}
+                                       "per_cpu_s": len(burst) / cpu,
+                                       "floor_per_s": len(floor) / floor_seconds,
+                                       "floor_per_cpu_s": len(floor) / floor_cpu}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -226,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="events per stream of the other rows")
     parser.add_argument("--load-gap", type=float, default=0.5,
                         help="seconds between events of each stream of the other rows")
+    parser.add_argument("--no-freeze", action="store_true",
+                        help="skip gc.freeze() after the warm-up (a server that never calls it)")
     parser.add_argument("--json", metavar="FILE", help="write the figures here")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
@@ -247,9 +265,11 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.3)
             print(f"# bench.redis\n\nload average: "
                   f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} · streamflow.compiled: "
-                  f"{streamflow.compiled}\n")
+                  f"{streamflow.compiled} · gc.freeze() after the warm-up: "
+                  f"{'no' if args.no_freeze else 'yes'}\n")
             figures = anyio.run(measure, f"redis://127.0.0.1:{port}/0", counts, args.events,
-                                args.gap, args.load_events, args.load_gap, args.streams)
+                                args.gap, args.load_events, args.load_gap, args.streams,
+                                not args.no_freeze)
             if args.json:
                 with open(args.json, "w") as out:
                     json.dump(figures, out, indent=1)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import http.cookiejar
 import ssl
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 import httpcore
@@ -143,19 +143,108 @@ class LoopBackend(httpcore.AsyncNetworkBackend):
         await self._other.sleep(seconds)
 
 
+SHARD = 64
+"""Requests in flight per httpcore pool of :class:`ShardedPool`."""
+
+
+class _Released:
+    """A response body that tells its :class:`ShardedPool` when it is closed."""
+
+    def __init__(self, stream: Any, pool: ShardedPool, shard: int) -> None:
+        self._stream = stream
+        self._pool = pool
+        self._shard: int | None = shard
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for part in self._stream:
+            yield part
+
+    async def aclose(self) -> None:
+        try:
+            if hasattr(self._stream, "aclose"):
+                await self._stream.aclose()
+        finally:
+            if self._shard is not None:
+                self._pool.release(self._shard)
+                self._shard = None
+
+
+class ShardedPool:
+    """Several httpcore connection pools, each given at most ``shard`` requests at a time.
+
+    httpcore's pool walks every one of its connections whenever a request starts or
+    ends: with 3,000 streams open through one pool, that walk was half the gateway's CPU
+    (``bench/README.md``, "Servers"). A request goes to the first pool with fewer than
+    ``shard`` requests in flight (a new pool when none has), so each walk covers one
+    shard's connections, and an idle keep-alive connection is found where requests went
+    before. ``make()`` builds one pool.
+    """
+
+    def __init__(self, make: Callable[[], httpcore.AsyncConnectionPool],
+                 shard: int = SHARD) -> None:
+        self._make = make
+        self._shard = shard
+        self._pools: list[httpcore.AsyncConnectionPool] = []
+        self._busy: list[int] = []  # requests in flight per pool
+
+    def _pick(self) -> int:
+        """The first pool with room (a new one if none has): requests go where they went
+        before, so that pool's kept-alive connections are the ones reused."""
+        busy = self._busy
+        for shard, count in enumerate(busy):
+            if count < self._shard:
+                return shard
+        self._pools.append(self._make())
+        busy.append(0)
+        return len(busy) - 1
+
+    def release(self, shard: int) -> None:
+        """A request of pool ``shard`` ended (its body was closed)."""
+        self._busy[shard] -= 1
+
+    async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
+        shard = self._pick()
+        self._busy[shard] += 1
+        try:
+            response = await self._pools[shard].handle_async_request(request)
+        except BaseException:
+            self.release(shard)
+            raise
+        response.stream = _Released(response.stream, self, shard)
+        return response
+
+    async def aclose(self) -> None:
+        for pool in self._pools:
+            await pool.aclose()
+
+    async def __aenter__(self) -> ShardedPool:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
 class LoopTransport(httpx.AsyncHTTPTransport):
-    """httpx's ``AsyncHTTPTransport`` (no proxy) whose pool connects with :class:`LoopBackend`."""
+    """httpx's ``AsyncHTTPTransport`` (no proxy) whose pools connect with :class:`LoopBackend`.
+
+    With no cap on connections (the default) requests are spread over a
+    :class:`ShardedPool`; with a cap, one pool enforces it.
+    """
 
     def __init__(self, *, limits: httpx.Limits = UNBOUNDED,
                  verify: ssl.SSLContext | bool = True, http2: bool = False) -> None:
         context = verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify)
         super().__init__(limits=limits, verify=context, http2=http2)
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry, http2=http2,
-            network_backend=LoopBackend())
+
+        def make() -> httpcore.AsyncConnectionPool:
+            return httpcore.AsyncConnectionPool(
+                ssl_context=context,
+                max_connections=limits.max_connections,
+                max_keepalive_connections=limits.max_keepalive_connections,
+                keepalive_expiry=limits.keepalive_expiry, http2=http2,
+                network_backend=LoopBackend())
+
+        self._pool: Any = make() if limits.max_connections is not None else ShardedPool(make)
 
 
 class NoCookies(http.cookiejar.CookieJar):

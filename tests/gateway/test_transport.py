@@ -213,3 +213,48 @@ async def test_bytes_an_upstream_sends_unasked_are_never_read_as_the_next_answer
         group.cancel_scope.cancel()
     assert first.content == b"real 1"
     assert second.content == b"real 2"
+
+
+async def test_many_concurrent_streams_spread_over_pools_and_reuse_their_connections() -> None:
+    """150 streams at once (three pools' worth, SHARD each at most), every byte delivered;
+    then 150 more: every one on a connection kept alive from the first burst."""
+    from streamflow.gateway._transport import SHARD, ShardedPool
+
+    expected = b"".join(str(i % 10).encode() * 100 for i in range(5))
+    async with serve(_answer) as url, \
+            httpx.AsyncClient(transport=LoopTransport(), timeout=30) as client:
+        first: set[Any] = set()
+
+        async def one(seen: set[Any]) -> None:
+            async with client.stream("GET", url + "/stream?n=5&size=100") as response:
+                seen.add(_peer(response))
+                assert b"".join([c async for c in response.aiter_raw()]) == expected
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(150):
+                tg.start_soon(one, first)
+        pool = client._transport._pool  # type: ignore[attr-defined]
+        assert isinstance(pool, ShardedPool) and len(pool._pools) >= 150 // SHARD
+        assert pool._busy == [0] * len(pool._busy)  # every request released its pool
+        second: set[Any] = set()
+        async with anyio.create_task_group() as tg:
+            for _ in range(150):
+                tg.start_soon(one, second)
+    assert len(first) == 150
+    assert second <= first  # no new connection: the kept-alive ones served them
+
+
+async def test_a_failed_or_abandoned_request_releases_its_pool() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]  # nothing listens here once the socket is closed
+    transport = LoopTransport()
+    async with serve(_answer) as url, httpx.AsyncClient(transport=transport) as client:
+        for _ in range(100):
+            with pytest.raises(httpx.ConnectError):
+                await client.get(f"http://127.0.0.1:{closed}/")
+        for _ in range(100):  # the body is left unread: closing the response releases it
+            async with client.stream("GET", url + "/stream?n=50&size=1000"):
+                pass
+        pool = transport._pool  # type: ignore[attr-defined]
+        assert pool._busy == [0] * len(pool._busy) and len(pool._pools) == 1

@@ -11,10 +11,11 @@ the timer, armed for the earliest limit, re-arms itself for the current one when
 it finds a later read in progress, and cancels the read's task only when the read
 it interrupts is past its limit -- the same ``task.cancel()`` / ``uncancel()``
 protocol ``asyncio.timeout`` uses, so cancellation from anywhere else passes
-through untouched. A read thus costs a clock read and three assignments, where an
-anyio cancel scope per read armed and cancelled a timer every chunk (about 18 µs
-of the gateway's CPU per event, ``bench/README.md``). On every other loop (trio)
-each read runs in an anyio ``move_on_after`` scope.
+through untouched. A read thus costs a clock read and a few assignments, where an
+anyio cancel scope per read armed and cancelled a timer every chunk (the gateway's
+CPU per event at 20 streams fell from 196–206 to 138–178 µs with this,
+``bench/README.md``). On every other loop (trio) each read runs in an anyio
+``move_on_after`` scope.
 
 No timer or scope spans a ``yield`` of the caller: :meth:`ChunkReader.next` is
 safe inside async generators (the gateway's), and the timer never interrupts

@@ -59,8 +59,8 @@ class RedisLink:
     (see the module doc); ``socket_timeout`` bounds every reply (readers set it
     above their ``BLOCK``): on asyncio as one ``asyncio.timeout`` around the whole
     call, since redis-py's own socket timeout starts a task per command
-    (``asyncio.wait_for``) and arms a second timer per reply -- a fifth of the CPU
-    of a Redis round trip here. A call cut by it closes its connection (redis-py
+    (``asyncio.wait_for``) and arms a second timer per reply (about 6 % of the CPU of
+    ``bench.redis``'s burst). A call cut by it closes its connection (redis-py
     drops a connection whose command or reply was interrupted) and is a
     :class:`~streamflow.errors.TransportError`.
     """

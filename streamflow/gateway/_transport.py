@@ -155,9 +155,8 @@ class _Released:
         self._pool = pool
         self._shard: int | None = shard
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for part in self._stream:
-            yield part
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._stream.__aiter__()  # type: ignore[no-any-return]
 
     async def aclose(self) -> None:
         try:

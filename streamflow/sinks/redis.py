@@ -52,7 +52,7 @@ from .._redis.streams import (
     parse_entry,
 )
 from .._scope import current_scope
-from ..errors import CancelledStreamError, ProtocolError, StreamflowError, TransportError
+from ..errors import CancelledStreamError, StreamflowError, TransportError
 from ..events import UniEvent, usage_to_dict
 from .base import AsyncSink
 
@@ -163,7 +163,7 @@ class RedisStreamSink(AsyncSink):
             # a live key outlives its last renewal by ttl + a few beats
             commands.append(("expire", (self.key, self.ttl + math.ceil(3 * self.heartbeat)), {}))
             self._renewed = now
-        replies = await self._send(commands)
+        replies = await self._link.pipeline(*commands, transaction=False, raise_on_error=False)
         for id_, fields, reply in zip(ids, batch, replies, strict=False):
             if reply is None:
                 raise TransportError(f"the stream {self.key!r} vanished from Redis while being "
@@ -175,20 +175,6 @@ class RedisStreamSink(AsyncSink):
                 raise transport_error(reply)
         self._count += len(batch)
         self.last_id = ids[-1]
-
-    async def _send(self, commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]]
-                    ) -> list[Any]:
-        """The replies to ``commands``, sent in one round trip; a refused command's reply is
-        its error. One command goes alone: a redis-py pipeline costs a live reader about
-        0.1 ms more per entry (``bench/README.md``, Redis Streams)."""
-        assert self._link is not None
-        if len(commands) > 1:
-            return await self._link.pipeline(*commands, transaction=False, raise_on_error=False)
-        name, args, kwargs = commands[0]
-        try:
-            return [await self._link.call(name, *args, **kwargs)]
-        except ProtocolError as refused:  # Redis refused it: its reply, as in a pipeline
-            return [refused]
 
     async def _arrived(self, id_: str, fields: dict[str, str], error: Exception) -> bool:
         """Whether Redis refused entry ``id_`` because a retried send had already written it."""

@@ -4,12 +4,18 @@ A web app serving many live answers would otherwise hold one blocked connection 
 reader. :class:`~streamflow.web.resume.ResumableStreams` runs one Tailer per app;
 :func:`~streamflow._redis.streams.read_batches` takes it as ``tailer=`` and
 checks the order of what it hands out like any other read.
+
+Memory is bounded per reader: the shared read hands each reader at most ``QUEUE``
+batches ahead of what it has taken. A reader that falls further behind (a stalled
+client) is dropped from the fan-out, not buffered for; when it reads again it
+catches up from Redis by itself, as it did when it joined -- so a slow client costs
+Redis reads, never the process's memory, and (the stream's ``MAXLEN`` permitting)
+loses nothing.
 """
 
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -19,6 +25,8 @@ from anyio.streams.memory import MemoryObjectSendStream
 from ..errors import StreamflowError, StreamTimeoutError
 from .link import RedisLink
 from .streams import BATCH, END, Entry, entry_key, parse_entry, still_there, until_end
+
+QUEUE = 4  # batches the shared read holds for one reader before it drops that reader
 
 
 class Tailer:
@@ -54,54 +62,79 @@ class Tailer:
                 if key in self.cursors and pairs:
                     self.cursors[key] = pairs[-1][0]
                     batch = [parse_entry(pair) for pair in pairs]
-                    for send in self.readers.get(key, ()):
-                        send.send_nowait(batch)
+                    for send in list(self.readers.get(key, ())):
+                        self._hand(key, send, batch)
 
     def _broadcast(self, error: StreamflowError) -> None:
-        for senders in self.readers.values():
-            for send in senders:
-                send.send_nowait(error)
+        for key, senders in list(self.readers.items()):
+            for send in list(senders):
+                self._hand(key, send, error)
 
-    async def follow(self, key: str, cursor: str, window: float
-                     ) -> AsyncGenerator[list[Entry], None]:
-        """The entries of ``key`` after ``cursor``: caught up alone, then from the shared read."""
-        send, receive = anyio.create_memory_object_stream[Any](math.inf)
+    def _hand(self, key: str, send: MemoryObjectSendStream[Any], item: Any) -> None:
+        """Queue ``item`` for one reader, or drop a reader ``QUEUE`` items behind."""
+        try:
+            send.send_nowait(item)
+        except anyio.WouldBlock:  # it catches up from Redis when it reads again
+            self._leave(key, send)
+        except anyio.BrokenResourceError:  # its reader is gone (cancelled mid-handover)
+            self._leave(key, send)
+
+    def _join(self, key: str, cursor: str) -> tuple[MemoryObjectSendStream[Any], Any]:
+        send, receive = anyio.create_memory_object_stream[Any](QUEUE)
         self.readers.setdefault(key, set()).add(send)
         self.cursors.setdefault(key, cursor)
         self._changed.set()
-        try:
-            while True:  # catch up on our own: everything up to now
-                reply = await self.link.call("xread", {key: cursor}, count=BATCH)
-                if not reply:
-                    break
-                batch = until_end([parse_entry(pair) for pair in reply[0][1]])
-                yield batch
-                if batch[-1].kind == END:
-                    return
-                cursor = batch[-1].id
-            mine = entry_key(cursor)
-            while True:
-                item: Any = None
-                with anyio.move_on_after(window):
-                    item = await receive.receive()
-                if not isinstance(item, (list, StreamflowError)):
-                    await still_there(self.link, key)
-                    raise StreamTimeoutError("idle", window)
-                if isinstance(item, StreamflowError):  # each reader its own copy (partial)
-                    error = copy.copy(item)
-                    error.partial, error.events = None, []
-                    raise error from item
-                batch = until_end([e for e in item if entry_key(e.id) > mine])
-                if batch:
+        return send, receive
+
+    def _leave(self, key: str, send: MemoryObjectSendStream[Any]) -> None:
+        senders = self.readers.get(key, set())
+        senders.discard(send)
+        if not senders:
+            self.readers.pop(key, None)
+            self.cursors.pop(key, None)
+        send.close()
+
+    async def follow(self, key: str, cursor: str, window: float
+                     ) -> AsyncGenerator[list[Entry], None]:
+        """The entries of ``key`` after ``cursor``: caught up alone, then from the shared read.
+
+        Joins the fan-out before catching up, so no entry falls between the two; after
+        being dropped for lagging it joins again and catches up from where it was.
+        """
+        while True:
+            send, receive = self._join(key, cursor)
+            try:
+                while True:  # catch up on our own: everything up to now
+                    reply = await self.link.call("xread", {key: cursor}, count=BATCH)
+                    if not reply:
+                        break
+                    batch = until_end([parse_entry(pair) for pair in reply[0][1]])
                     yield batch
                     if batch[-1].kind == END:
                         return
-                    mine = entry_key(batch[-1].id)
-        finally:
-            senders = self.readers.get(key, set())
-            senders.discard(send)
-            if not senders:
-                self.readers.pop(key, None)
-                self.cursors.pop(key, None)
-            send.close()
-            receive.close()
+                    cursor = batch[-1].id
+                mine = entry_key(cursor)
+                while True:
+                    item: Any = None
+                    with anyio.move_on_after(window):
+                        try:
+                            item = await receive.receive()
+                        except anyio.EndOfStream:  # dropped for lagging: catch up again
+                            break
+                    if item is None:
+                        await still_there(self.link, key)
+                        raise StreamTimeoutError("idle", window)
+                    if isinstance(item, StreamflowError):  # each reader its own copy
+                        error = copy.copy(item)
+                        error.partial, error.events = None, []
+                        raise error from item
+                    batch = until_end([e for e in item if entry_key(e.id) > mine])
+                    if batch:
+                        yield batch
+                        if batch[-1].kind == END:
+                            return
+                        mine = entry_key(batch[-1].id)
+                        cursor = batch[-1].id
+            finally:
+                self._leave(key, send)
+                receive.close()

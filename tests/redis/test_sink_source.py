@@ -304,3 +304,39 @@ async def test_a_tailer_serves_readers_that_join_at_any_time(redis_url: str) -> 
     every = [eid for eid, _ in await entries(redis_url, "tk")]
     assert all(ids == every for ids in got.values()) and len(got) == 4
     assert not tailer.readers and not tailer.cursors  # readers unsubscribe when done
+
+
+async def test_a_stalled_tailer_reader_is_dropped_then_catches_up_losing_nothing(
+        redis_url: str) -> None:
+    """A reader that stops taking entries (a stalled client) is not buffered for without
+    bound: past QUEUE batches the shared read drops it, and it catches up from Redis."""
+    from streamflow._redis.streams import read_batches
+    from streamflow._redis.tailer import QUEUE, Tailer
+
+    chunks = [BODY[i:i + 60] for i in range(0, len(BODY), 60)]
+    assert len(chunks) > 3 * QUEUE  # enough live batches to overflow the reader's queue
+
+    async def slow() -> Any:
+        for chunk in chunks:
+            await anyio.sleep(0.01)  # one entry or so per shared read
+            yield chunk
+
+    link = RedisLink(redis_url)
+    tailer = Tailer(link)
+    dropped = False
+    try:
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(tailer.run)
+                async with RedisStreamSink(redis_url, "stall") as sink:
+                    batches = read_batches(link, "stall", tailer=tailer)
+                    got = [e.id for e in await batches.__anext__()]
+                    await streamflow.run(from_async_iterable(slow), sink)  # reader stalled
+                    dropped = "stall" not in tailer.readers
+                got += [e.id async for batch in batches for e in batch]
+                tg.cancel_scope.cancel()
+    finally:
+        await link.aclose()
+    assert dropped  # the stalled reader held no queue while it did not read
+    assert got == [eid for eid, _ in await entries(redis_url, "stall")]  # nothing lost
+    assert not tailer.readers and not tailer.cursors

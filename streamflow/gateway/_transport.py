@@ -234,6 +234,7 @@ class LoopTransport(httpx.AsyncHTTPTransport):
                  verify: ssl.SSLContext | bool = True, http2: bool = False) -> None:
         context = verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify)
         super().__init__(limits=limits, verify=context, http2=http2)
+        self._ssl_context = context
 
         def make() -> httpcore.AsyncConnectionPool:
             return httpcore.AsyncConnectionPool(

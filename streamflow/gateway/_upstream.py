@@ -27,7 +27,8 @@ from ..providers import HTTPRequest
 from ..providers.request import ChatRequest
 from ..sources.http import AsyncHTTPSource
 from ._envelopes import ClientError
-from ._transport import LoopTransport, NoCookies
+from ._h1 import H1Transport
+from ._transport import NoCookies
 
 
 def client_key(headers: Mapping[str, str]) -> str | None:
@@ -68,7 +69,7 @@ class Upstream:
         """The ``httpx.AsyncClient`` requests go through (made on first use)."""
         if self.client is None:
             self.client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None),
-                                            transport=LoopTransport(), cookies=NoCookies())
+                                            transport=H1Transport(), cookies=NoCookies())
             self._owned = True
         return self.client
 

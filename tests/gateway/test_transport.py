@@ -1,4 +1,5 @@
-"""The gateway's upstream transport (httpx over asyncio streams) against a real uvicorn server."""
+"""The gateway's upstream transports against real servers: httpx over asyncio streams
+(``LoopTransport``) and llhttp under a Protocol (``H1Transport``), the same behaviour."""
 
 from __future__ import annotations
 
@@ -16,9 +17,19 @@ import httpx
 import pytest
 from security.hostile import serve
 
+from streamflow.gateway._h1 import H1Transport
 from streamflow.gateway._transport import READ_BUFFER, LoopTransport
 
 pytestmark = pytest.mark.anyio
+
+# the name of the network stream each transport reports on asyncio (on trio both use anyio's)
+Kind = type[LoopTransport]
+STREAM = {LoopTransport: "_LoopStream", H1Transport: "Connection"}
+
+
+@pytest.fixture(params=[LoopTransport, H1Transport], ids=["loop", "h1"])
+def Transport(request: pytest.FixtureRequest) -> Kind:
+    return request.param  # type: ignore[no-any-return]
 
 
 async def _answer(scope: Any, receive: Any, send: Any) -> None:
@@ -44,9 +55,9 @@ def _peer(response: httpx.Response) -> Any:
 
 
 async def test_it_streams_every_byte_and_reuses_the_kept_alive_connection(
-        anyio_backend: str) -> None:
+        Transport: Kind, anyio_backend: str) -> None:
     async with serve(_answer) as url, \
-            httpx.AsyncClient(transport=LoopTransport()) as client:
+            httpx.AsyncClient(transport=Transport()) as client:
         bodies, ports, streams = [], [], set()
         for _ in range(3):
             async with client.stream("GET", url + "/stream?n=50&size=1000") as response:
@@ -57,45 +68,45 @@ async def test_it_streams_every_byte_and_reuses_the_kept_alive_connection(
     assert bodies == [expected] * 3
     assert len(set(ports)) == 1, "a kept-alive connection was not reused"
     # asyncio's own streams on asyncio; anyio's (httpx's default) on any other loop
-    assert streams == {"_LoopStream" if anyio_backend == "asyncio" else "AnyIOStream"}
+    assert streams == {STREAM[Transport] if anyio_backend == "asyncio" else "AnyIOStream"}
 
 
-def test_the_gateway_reads_its_upstream_through_the_loop_transport() -> None:
+def test_the_gateway_reads_its_upstream_through_the_h1_transport() -> None:
     from streamflow.gateway import Upstream
     client = Upstream("http://127.0.0.1:9", "openai-chat").http_client()
-    assert isinstance(client._transport, LoopTransport)
+    assert isinstance(client._transport, H1Transport)
 
 
-async def test_a_body_larger_than_the_read_buffer_arrives_whole() -> None:
+async def test_a_body_larger_than_the_read_buffer_arrives_whole(Transport: Kind) -> None:
     size = 4 * READ_BUFFER
     async with serve(_answer) as url, \
-            httpx.AsyncClient(transport=LoopTransport()) as client:
+            httpx.AsyncClient(transport=Transport()) as client:
         response = await client.get(url + f"/stream?n=8&size={size}")
     assert len(response.content) == 8 * size
 
 
-async def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
+async def test_a_connection_the_server_closed_while_idle_is_replaced(Transport: Kind) -> None:
     async with serve(_answer, timeout_keep_alive=0.2) as url, \
-            httpx.AsyncClient(transport=LoopTransport()) as client:
+            httpx.AsyncClient(transport=Transport()) as client:
         first = await client.get(url + "/stream")
         await anyio.sleep(0.6)  # uvicorn closes the idle kept-alive connection
         second = await client.get(url + "/stream")
     assert first.content == second.content == b"0" * 10 + b"1" * 10 + b"2" * 10
 
 
-async def test_a_read_timeout_is_httpx_read_timeout() -> None:
+async def test_a_read_timeout_is_httpx_read_timeout(Transport: Kind) -> None:
     async with serve(_answer) as url, httpx.AsyncClient(
-            transport=LoopTransport(), timeout=httpx.Timeout(5.0, read=0.3)) as client:
+            transport=Transport(), timeout=httpx.Timeout(5.0, read=0.3)) as client:
         async with client.stream("GET", url + "/slow") as response:
             with pytest.raises(httpx.ReadTimeout):
                 await response.aread()
 
 
-async def test_a_refused_connection_is_httpx_connect_error() -> None:
+async def test_a_refused_connection_is_httpx_connect_error(Transport: Kind) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    async with httpx.AsyncClient(transport=LoopTransport()) as client:
+    async with httpx.AsyncClient(transport=Transport()) as client:
         with pytest.raises(httpx.ConnectError):
             await client.get(f"http://127.0.0.1:{port}/")
 
@@ -112,7 +123,8 @@ def _certificate(folder: Path) -> tuple[Path, Path] | None:
     return key, cert
 
 
-async def test_https_goes_through_tls_with_the_given_context(tmp_path: Path) -> None:
+async def test_https_goes_through_tls_with_the_given_context(
+        Transport: Kind, tmp_path: Path) -> None:
     pair = _certificate(tmp_path)
     if pair is None:
         pytest.skip("openssl is not installed (it makes the test's certificate)")
@@ -120,15 +132,15 @@ async def test_https_goes_through_tls_with_the_given_context(tmp_path: Path) -> 
     trusted = ssl.create_default_context(cafile=str(cert))
     async with serve(_answer, ssl_keyfile=str(key), ssl_certfile=str(cert)) as url:
         url = url.replace("http://", "https://")
-        async with httpx.AsyncClient(transport=LoopTransport(verify=trusted)) as client:
+        async with httpx.AsyncClient(transport=Transport(verify=trusted)) as client:
             response = await client.get(url + "/stream")
             assert response.content.startswith(b"0" * 10)
-        async with httpx.AsyncClient(transport=LoopTransport()) as untrusting:
+        async with httpx.AsyncClient(transport=Transport()) as untrusting:
             with pytest.raises(httpx.ConnectError):
                 await untrusting.get(url + "/stream")
 
 
-async def test_an_upstream_cookie_never_reaches_another_request() -> None:
+async def test_an_upstream_cookie_never_reaches_another_request(Transport: Kind) -> None:
     """One upstream client serves every client: a Set-Cookie must not be replayed."""
     from streamflow.gateway import create_app
 
@@ -157,14 +169,14 @@ async def test_an_upstream_cookie_never_reaches_another_request() -> None:
     assert seen == [None, None]
 
 
-def test_it_connects_under_uvloop_too() -> None:
+def test_it_connects_under_uvloop_too(Transport: Kind) -> None:
     """uvloop's loop (uvicorn's choice when installed) has no happy-eyeballs option."""
     uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed")
 
     async def fetch(url: str) -> bytes:
-        async with httpx.AsyncClient(transport=LoopTransport()) as client:
+        async with httpx.AsyncClient(transport=Transport()) as client:
             response = await client.get(url + "/stream?n=5&size=100")
-            assert type(response.extensions["network_stream"]).__name__ == "_LoopStream"
+            assert type(response.extensions["network_stream"]).__name__ == STREAM[Transport]
             return response.content
 
     async def main() -> bytes:
@@ -176,7 +188,8 @@ def test_it_connects_under_uvloop_too() -> None:
     assert body == b"".join(str(i).encode() * 100 for i in range(5))
 
 
-async def test_bytes_an_upstream_sends_unasked_are_never_read_as_the_next_answer() -> None:
+async def test_bytes_an_upstream_sends_unasked_are_never_read_as_the_next_answer(
+        Transport: Kind) -> None:
     """A kept-alive connection the server wrote to while idle is discarded, not reused:
     otherwise a hostile upstream could answer the next request (another client's) ahead."""
     answers = {"n": 0}
@@ -206,7 +219,7 @@ async def test_bytes_an_upstream_sends_unasked_are_never_read_as_the_next_answer
             anyio.create_task_group() as group:
         port = listener.extra(anyio.abc.SocketAttribute.local_port)
         group.start_soon(listener.serve, connection)
-        async with httpx.AsyncClient(transport=LoopTransport()) as client:
+        async with httpx.AsyncClient(transport=Transport()) as client:
             first = await client.get(f"http://127.0.0.1:{port}/")
             await anyio.sleep(0.3)
             second = await client.get(f"http://127.0.0.1:{port}/")

@@ -22,6 +22,10 @@ from ._transport import READ_BUFFER
 MAX_HEAD = 64 * 1024
 """Bytes a response head (with any ``1xx`` before it) may take."""
 
+CHUNK_COST = 64
+"""Bytes one queued chunk counts beyond its length (its object), so a body of tiny chunks
+pauses the socket as soon as one of big ones would."""
+
 Origin = tuple[bytes, str, int]
 
 
@@ -129,10 +133,11 @@ class Connection(asyncio.Protocol):
             self.spoiled = True
 
     def on_status(self, part: bytes) -> None:
-        self.reason += part
+        if not self.head.done():
+            self.reason += part
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if not self.done:
+        if not self.head.done():  # (a chunked body's trailers are dropped, not piled up)
             self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
@@ -151,7 +156,7 @@ class Connection(asyncio.Protocol):
     def on_body(self, body: bytes) -> None:
         if not self.done:
             self.chunks.append(body)
-            self.buffered += len(body)
+            self.buffered += len(body) + CHUNK_COST
             self._wake()
 
     def on_message_complete(self) -> None:

@@ -51,9 +51,10 @@ class Upstream:
     forwarded in the upstream's header. ``model`` replaces the client's model name
     when set. ``client`` is created on first use (and closed by :meth:`aclose`)
     unless one is given; the one made here reads through the private
-    ``gateway._transport.LoopTransport`` (httpx's transport on asyncio's own
-    streams, the cheapest read per chunk) and keeps no cookies (one client serves
-    every request: an upstream's cookie must not reach another client's request).
+    ``gateway._h1.H1Transport`` (llhttp under an asyncio Protocol on asyncio, httpx's
+    own transport elsewhere: the cheapest read per chunk) and keeps no cookies (one
+    client serves every request: an upstream's cookie must not reach another client's
+    request).
     """
 
     url: str

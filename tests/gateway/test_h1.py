@@ -245,8 +245,7 @@ def _feed(answer: bytes, cuts: list[int]) -> tuple[bytes, Connection]:
         bounds = [0, *sorted(set(cuts)), len(answer)]
         for start, end in itertools.pairwise(bounds):
             connection.data_received(answer[start:end])
-        body = connection.take() if connection.chunks else b""
-        return body, connection
+        return b"".join(connection.chunks), connection  # read, not taken: no resume
     return asyncio.run(run())
 
 
@@ -258,3 +257,19 @@ def test_any_split_of_an_answer_gives_the_same_body_and_end(answer: bytes,
     assert body == b"hello world"
     assert connection.done and connection.keep and connection.error is None
     assert connection.head.result() == (200, b"OK")
+
+
+def test_a_body_of_tiny_chunks_pauses_the_socket_as_early_as_a_body_of_big_ones() -> None:
+    """One byte per chunk costs an object per byte: the queue counts it, so the socket
+    pauses long before 64 KiB of such chunks pile up."""
+    head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+    body, connection = _feed(head + b"1\r\nx\r\n" * 20_000, [len(head)])
+    assert len(body) == 20_000 and connection.transport.paused
+
+
+def test_trailers_are_dropped_not_added_to_the_head() -> None:
+    answer = (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nb\r\nhello world\r\n"
+              b"0\r\n" + b"x-trailer: 1\r\n" * 50 + b"\r\n")
+    body, connection = _feed(answer, [60, 120])
+    assert body == b"hello world" and connection.done
+    assert [name for name, _ in connection.headers] == [b"transfer-encoding"]

@@ -27,6 +27,14 @@ UPSTREAMS: dict[str, list[tuple[bytes, float]]] = {
     "slow-drip-then-cut": [(sse_head(), 0.0)] + [(chat_chunk("x"), 0.05)] * 5,
     "huge-headers": [(b"HTTP/1.1 200 OK\r\n" + b"x-big: " + b"a" * (512 * 1024) + b"\r\n\r\n",
                       0.0)],
+    # framing a desync could hide in: both lengths, a protocol switch, endless 1xx answers
+    "both-framings": [(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                       b"content-length: 4\r\ntransfer-encoding: chunked\r\n\r\n"
+                       + chat_chunk("x"), 0.0)],
+    "switching-protocols": [(b"HTTP/1.1 101 Switching Protocols\r\nupgrade: h2c\r\n"
+                             b"connection: upgrade\r\n\r\n" + chat_chunk("x"), 0.0)],
+    "informational-flood": [(b"HTTP/1.1 103 Early Hints\r\nlink: </x>\r\n\r\n" * 20_000,
+                             0.0)],
 }
 
 

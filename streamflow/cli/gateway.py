@@ -17,7 +17,8 @@ tokens (give every instance behind one address the same key; without it a random
 per-process key is used, with a warning). The request limits (``--max-body-bytes``,
 ``--max-json-depth``...) and the server's timeouts and caps (``--header-timeout``,
 ``--keep-alive-timeout``, ``--max-connections``, ``--max-header-bytes``) default to
-the values in ``docs/SECURITY.md``. Needs the ``gateway`` extra (starlette,
+the values in ``docs/SECURITY.md``. ``--workers N`` runs N gateway processes on one
+listening socket, restarted if they die (``cli._workers``). Needs the ``gateway`` extra (starlette,
 uvicorn). Exit codes: 0 after a clean shutdown (Ctrl-C), 2 bad usage or the
 extra missing.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 
 from ..dialects import request_names
@@ -41,6 +43,13 @@ def _listen(value: str) -> tuple[str, int]:
     if not sep or not port.isdigit():
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
     return host or "127.0.0.1", int(port)
+
+
+def _workers(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes (1 or more), "
+                                         f"got {value!r}")
+    return int(value)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,6 +95,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--http", default="auto", choices=HTTP_PARSERS,
                         help="uvicorn's HTTP parser, both with the limits above (default: "
                              "httptools when it is installed, else h11)")
+    parser.add_argument("--workers", type=_workers, default=1, metavar="N",
+                        help="gateway processes sharing the listening socket, restarted if "
+                             "they die (default: 1; about one per core)")
+    parser.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a worker's socket
     parser.add_argument("--log-level", default="info",
                         choices=["critical", "error", "warning", "info", "debug"])
 
@@ -118,10 +131,19 @@ def run(args: argparse.Namespace) -> int:
                           keep_alive_timeout=args.keep_alive_timeout,
                           max_connections=args.max_connections,
                           max_header_bytes=args.max_header_bytes)
+    host, port = args.listen
+    if args.workers > 1 and args.listen_fd is None:
+        from ._workers import supervise
+        return supervise(args._argv, host, port, args.workers, args.carry_key_env)
     app = create_app(args.upstream, args.upstream_dialect, api_key=api_key, model=args.model,
                      drop_unsupported=args.drop_unsupported, request_limits=request_limits,
                      carry_key=carry_key)
-    host, port = args.listen
+    if args.listen_fd is not None:  # a worker of --workers: serve the parent's socket
+        from ._workers import die_with_parent
+        die_with_parent()
+        config = uvicorn.Config(app, log_level=args.log_level, **server_config(server, args.http))
+        uvicorn.Server(config).run(sockets=[socket.socket(fileno=args.listen_fd)])
+        return 0
     uvicorn.run(app, host=host, port=port, log_level=args.log_level,
                 **server_config(server, args.http))
     return 0

@@ -140,6 +140,7 @@ def _main(args_list: list[str], command: str | None) -> int:
     except SystemExit as exc:  # --help, --version, usage errors
         return _exit_code(exc.code)
     run: Any = args._run
+    args._argv = args_list  # the command line as given (a command may start itself again)
     try:
         return int(run(args))
     except BrokenPipeError:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -85,3 +87,83 @@ def test_drop_unsupported_reaches_the_app(flag: list[str],
     assert main(["gateway", "--upstream", "http://127.0.0.1:9", "--upstream-dialect",
                  "anthropic", *flag]) == 0
     assert served[0].state.gateway.drop_unsupported is bool(flag)  # type: ignore[attr-defined]
+
+
+def _children(pid: int) -> set[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as listing:
+        return {int(child) for child in listing.read().split()}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+@pytest.mark.anyio
+async def test_workers_share_one_socket_a_dead_one_is_replaced_and_sigterm_stops_all(
+        ) -> None:
+    body = (resources.files("streamflow.demo") / "recordings" / "anthropic-turn1.sse").read_bytes()
+    port = _free_port()
+    async with ReplayServer({"/v1/messages": Route.from_body(body)}) as server:
+        process = await anyio.open_process(
+            [sys.executable, "-m", "streamflow", "gateway", "--workers", "2",
+             "--listen", f"127.0.0.1:{port}", "--upstream", server.url,
+             "--upstream-dialect", "anthropic", "--log-level", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        async def answers(client: httpx.AsyncClient, count: int) -> list[int]:
+            statuses = []
+            for _ in range(count):
+                with anyio.fail_after(30):
+                    while True:
+                        try:
+                            response = await client.post(
+                                f"http://127.0.0.1:{port}/v1/chat/completions",
+                                json={"model": "m", "stream": True,
+                                      "messages": [{"role": "user", "content": "hi"}]},
+                                headers={"authorization": "Bearer k"})
+                            break
+                        except (httpx.ConnectError, httpx.RemoteProtocolError):
+                            await anyio.sleep(0.1)
+                statuses.append(response.status_code)
+                assert response.text.rstrip().endswith("data: [DONE]")
+            return statuses
+
+        async def children(count: int) -> set[int]:
+            with anyio.fail_after(30):
+                while len(found := _children(process.pid)) != count:
+                    await anyio.sleep(0.1)
+            return found
+
+        try:
+            async with httpx.AsyncClient() as client:
+                assert await answers(client, 10) == [200] * 10
+            first = await children(2)
+            victim = min(first)
+            os.kill(victim, signal.SIGKILL)
+            with anyio.fail_after(30):
+                while victim in (now := await children(2)):
+                    await anyio.sleep(0.1)
+            assert len(now - first) == 1  # one new worker in the dead one's place
+            async with httpx.AsyncClient() as client:  # new connections, either worker
+                assert await answers(client, 10) == [200] * 10
+            process.send_signal(signal.SIGTERM)
+            with anyio.fail_after(30):
+                code = await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    assert code == 0
+    for pid in now:  # every worker is gone (and reaped) with the parent
+        assert not os.path.exists(f"/proc/{pid}")
+
+
+def test_workers_that_die_as_they_start_stop_the_command(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from streamflow.cli._workers import GIVE_UP, supervise
+    code = supervise(["gateway", "--no-such-option"], "127.0.0.1", _free_port(), 2, None)
+    assert code == 1
+    err = capsys.readouterr().err
+    assert f"workers die as they start ({GIVE_UP} in a row)" in err
+
+
+def test_workers_must_be_a_positive_number() -> None:
+    assert main(["gateway", "--workers", "0", "--upstream", "http://x",
+                 "--upstream-dialect", "anthropic"]) == 2

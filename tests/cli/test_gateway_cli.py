@@ -43,6 +43,21 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+async def _ask(client: httpx.AsyncClient, port: int, key: str) -> httpx.Response:
+    """A streaming chat request to the gateway on ``port``, retried until it is up (or,
+    with workers, until a connection to a killed one is replaced), 30 s at most."""
+    with anyio.fail_after(30):
+        while True:
+            try:
+                return await client.post(
+                    f"http://127.0.0.1:{port}/v1/chat/completions",
+                    json={"model": "m", "stream": True,
+                          "messages": [{"role": "user", "content": "hi"}]},
+                    headers={"authorization": f"Bearer {key}"})
+            except (httpx.ConnectError, httpx.RemoteProtocolError):
+                await anyio.sleep(0.1)
+
+
 @pytest.mark.anyio
 async def test_the_command_serves_translated_streams_with_the_key_from_the_environment(
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,17 +72,7 @@ async def test_the_command_serves_translated_streams_with_the_key_from_the_envir
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             async with httpx.AsyncClient() as client:
-                with anyio.fail_after(30):
-                    while True:
-                        try:
-                            response = await client.post(
-                                f"http://127.0.0.1:{port}/v1/chat/completions",
-                                json={"model": "m", "stream": True,
-                                      "messages": [{"role": "user", "content": "hi"}]},
-                                headers={"authorization": "Bearer client-key"})
-                            break
-                        except httpx.ConnectError:
-                            await anyio.sleep(0.1)
+                response = await _ask(client, port, "client-key")
         finally:
             process.terminate()
             await process.wait()
@@ -110,17 +115,7 @@ async def test_workers_share_one_socket_a_dead_one_is_replaced_and_sigterm_stops
         async def answers(client: httpx.AsyncClient, count: int) -> list[int]:
             statuses = []
             for _ in range(count):
-                with anyio.fail_after(30):
-                    while True:
-                        try:
-                            response = await client.post(
-                                f"http://127.0.0.1:{port}/v1/chat/completions",
-                                json={"model": "m", "stream": True,
-                                      "messages": [{"role": "user", "content": "hi"}]},
-                                headers={"authorization": "Bearer k"})
-                            break
-                        except (httpx.ConnectError, httpx.RemoteProtocolError):
-                            await anyio.sleep(0.1)
+                response = await _ask(client, port, "k")
                 statuses.append(response.status_code)
                 assert response.text.rstrip().endswith("data: [DONE]")
             return statuses

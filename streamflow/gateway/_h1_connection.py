@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import httptools
 import httpx
 
-from ._transport import READ_BUFFER
+from ._transport import EXTRA_INFO, READ_BUFFER
 
 MAX_HEAD = 64 * 1024
 """Bytes a response head (with any ``1xx`` before it) may take."""
@@ -235,5 +235,5 @@ class Connection(asyncio.Protocol):
 
     def get_extra_info(self, info: str) -> Any:
         """httpcore's names (``client_addr``, ``server_addr``) or the transport's."""
-        name = {"client_addr": "sockname", "server_addr": "peername"}.get(info, info)
+        name = EXTRA_INFO.get(info, info)
         return self.transport.get_extra_info(name) if self.transport is not None else None

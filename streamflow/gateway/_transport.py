@@ -29,6 +29,9 @@ from httpcore._utils import is_socket_readable
 READ_BUFFER = 64 * 1024
 """Bytes a connection's reader buffers before it stops reading the socket."""
 
+EXTRA_INFO = {"client_addr": "sockname", "server_addr": "peername"}
+"""httpcore's ``get_extra_info`` names -> asyncio's transport names."""
+
 UNBOUNDED = httpx.Limits(max_connections=None)
 """The pool's default: no cap on connections (the gateway's own limits bound requests)."""
 
@@ -85,7 +88,7 @@ class _LoopStream(httpcore.AsyncNetworkStream):
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":  # the pool asks of an idle connection: reuse it or not
             return self._readable()
-        name = {"client_addr": "sockname", "server_addr": "peername"}.get(info, info)
+        name = EXTRA_INFO.get(info, info)
         if name in ("ssl_object", "sockname", "peername", "socket"):
             return self._writer.get_extra_info(name)
         return None

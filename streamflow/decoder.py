@@ -59,6 +59,7 @@ class StreamDecoder:
         self._options = options
         self._head = b""
         self._stopped = False
+        self._cut = False
         self.decoder: Decoder | None = None
         self.dialect: str | None = None if dialect == "auto" else dialect
         self._explicit = self.dialect is not None
@@ -161,6 +162,11 @@ class StreamDecoder:
         """End of body: flush, and raise ``IncompleteStreamError`` if the stream was cut."""
         return self._end(framed_here=True)
 
+    def mark_cut(self) -> None:
+        """The body of the frames fed here ended inside a frame (framed elsewhere: the
+        ``frame`` operator's :data:`~streamflow.framing.CUT`)."""
+        self._cut = True
+
     def close_frames(self) -> list[UniEvent]:
         """End of frames framed elsewhere: check the terminator."""
         return self._end(framed_here=False)
@@ -175,8 +181,8 @@ class StreamDecoder:
             if self.decoder is None:
                 raise IncompleteStreamError("the body held no events" if framed_here
                                             else "the stream held no events")
-            self.decoder.cut = bool(framed_here and self.framer is not None
-                                    and self.framer.incomplete)
+            self.decoder.cut = self._cut or bool(framed_here and self.framer is not None
+                                                 and self.framer.incomplete)
             self._deliver(self.decoder.close(), out)
         except StreamflowError as exc:
             self._failed(exc, out)

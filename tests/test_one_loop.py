@@ -211,3 +211,15 @@ def test_run_sync_handed_a_pipelines_events_does_not_assemble_them_again() -> No
     fan = run_fan(reactivex.from_iterable(events))
     assert fan.decoder is None and fan.result().text == BODIES.EXPECTED_TEXT
     assert fan.assembler.message.text == BODIES.EXPECTED_TEXT
+
+
+def test_a_body_ending_inside_a_frame_is_judged_alike_split_or_fused() -> None:
+    """``frame()`` hands ``decode()`` the cut (``CUT``): a body cut inside its last frame
+    (bedrock's metadata, with the usage) raises split as it does fused."""
+    for dialect in DIALECTS:
+        body = BODIES.body_for(dialect)
+        last = _last_frame(body, dialect)
+        check_all_agree([body[:len(body) - len(last) // 2]], dialect)
+    body = BODIES.body_for("bedrock")
+    _, error, _ = via_decoder([body[:len(body) - 3]], "bedrock")
+    assert error is not None and "cut inside its last frame" in error[1], error

@@ -3,6 +3,9 @@
 Every framer has ``feed(chunk: bytes) -> list[frame]``, ``close() -> list[frame]`` and
 an ``incomplete`` flag set by ``close()`` when an unfinished frame was discarded.
 Add a framing by writing one module and one line in :data:`FRAMERS`.
+
+:data:`CUT` is what the ``frame`` operator emits last when that flag is set, so a
+``decode`` downstream knows the body ended inside a frame as the fused decode does.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from .raw import RawFramer
 from .sse import ServerSentEvent, SSEParser
 
 __all__ = [
+    "CUT",
+    "BodyCut",
     "FRAMERS",
     "Frame",
     "Framer",
@@ -32,6 +37,21 @@ __all__ = [
 
 #: What a framer yields: an SSE event (SSE, NDJSON), an event-stream message, raw bytes.
 Frame = ServerSentEvent | EventStreamMessage | bytes
+
+
+class BodyCut:
+    """The body ended inside a frame (the framer discarded it): the last item of the
+    ``frame`` operator for such a body. ``decode`` and ``parse_wire`` take it; a
+    consumer of frames of its own skips it (``item is CUT``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "CUT"
+
+
+CUT = BodyCut()
+"""The one :class:`BodyCut`."""
 
 
 class Framer(Protocol):

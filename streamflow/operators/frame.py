@@ -8,8 +8,10 @@ Marble::
 The framing is pluggable by registry name (``"sse"``, ``"ndjson"``, later
 ``"eventstream"``...) or ``"auto"`` (sniffed from the first bytes). Each
 subscription gets its own framer. A framing error or limit goes downstream as
-``on_error``; at the end of the body a cut event is discarded (WHATWG rule) and the
-stream completes -- the dialect decides whether that end was premature.
+``on_error``; at the end of the body a cut event is discarded (WHATWG rule), the
+marker :data:`~streamflow.framing.CUT` is emitted in its place, and the stream
+completes -- a ``decode`` downstream lets the dialect decide whether that end was
+premature, exactly as the fused ``pipeline`` does.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 from reactivex import abc
 
 from ..decoder import StreamDecoder
-from ..framing import make_framer
+from ..framing import CUT, make_framer
 from ..limits import Limits
 from ._base import Handlers, Operator, stateful
 
@@ -43,6 +45,8 @@ def frame(framing: str = "sse", *, limits: Limits | None = None) -> Operator[byt
         def on_completed() -> None:
             for item in decoder.end_frames(empty_ok=True):
                 emit(item)
+            if decoder.framer is not None and decoder.framer.incomplete:
+                emit(CUT)
             observer.on_completed()
 
         return on_next, observer.on_error, on_completed

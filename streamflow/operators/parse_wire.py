@@ -26,6 +26,7 @@ from reactivex import abc
 
 from ..dialects import get_dialect, require_dialect
 from ..errors import ProtocolError
+from ..framing import CUT, BodyCut
 from ._base import Handlers, Operator, stateful
 
 __all__ = ["parse_wire", "wire_parser"]
@@ -39,17 +40,22 @@ def wire_parser(dialect: str) -> Callable[[str], BaseModel]:
     return parse  # type: ignore[no-any-return]
 
 
-def parse_wire(dialect: str = "auto", *, framing: str = "sse") -> Operator[Any, BaseModel]:
-    """An operator from frames to typed wire events of ``dialect``."""
+def parse_wire(dialect: str = "auto", *, framing: str = "sse"
+               ) -> Operator[Any, BaseModel | BodyCut]:
+    """An operator from frames to typed wire events of ``dialect`` (and ``frame``'s
+    :data:`~streamflow.framing.CUT`, passed on for a ``decode`` downstream)."""
     if dialect != "auto":
         wire_parser(dialect)
 
-    def setup(observer: abc.ObserverBase[BaseModel]) -> Handlers:
+    def setup(observer: abc.ObserverBase[BaseModel | BodyCut]) -> Handlers:
         parse: Callable[[str], BaseModel] | None = (
             wire_parser(dialect) if dialect != "auto" else None)
 
         def on_next(frame: Any) -> None:
             nonlocal parse
+            if frame is CUT:  # passed on, for a decode downstream
+                observer.on_next(frame)
+                return
             data = getattr(frame, "data", frame)
             if not data:
                 return

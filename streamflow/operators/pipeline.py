@@ -25,6 +25,7 @@ from reactivex import Observable, abc
 
 from ..decoder import StreamDecoder
 from ..events import UniEvent
+from ..framing import CUT
 from ..framing.sse import ServerSentEvent
 from ..limits import Limits
 from ._base import Handlers, Operator, subscriber
@@ -58,6 +59,9 @@ def decoder_handlers(decoder: StreamDecoder, observer: abc.ObserverBase[Any], *,
 
     if frames:
         def on_next(item: Any) -> None:
+            if item is CUT:  # the frame operator's body ended inside a frame
+                decoder.mark_cut()
+                return
             decoder.feed_frames((as_frame(item),))
 
         return on_next, on_error, on_completed

@@ -29,7 +29,7 @@ nobody read is raised when the block exits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -81,6 +81,15 @@ class AgentStream:
         self._error: Exception | None = None
         self._finished = False
         self._raised = False
+        self._forward: Callable[[AgentEvent], Awaitable[None]] | None = None
+
+    def forward_to(self, forward: Callable[[AgentEvent], Awaitable[None]]) -> AgentStream:
+        """Also hand each event to ``forward`` as it happens (awaited before the event is
+        queued for this stream's reader), so another stream gets them in the order they
+        happened across parallel runs (``agent_tool`` passes its call's ``forward``).
+        Call it before entering; returns this stream."""
+        self._forward = forward
+        return self
 
     # -- context manager ---------------------------------------------------
     async def __aenter__(self) -> AgentStream:
@@ -152,6 +161,8 @@ class AgentStream:
 
     async def _emit(self, event: AgentEvent) -> None:
         assert self._send is not None
+        if self._forward is not None:
+            await self._forward(event)
         await self._send.send(event)
 
     def _hooks(self, number: int, tool_usage: list[Usage]) -> CallHooks:

@@ -171,3 +171,28 @@ async def test_an_agent_stream_is_entered_once() -> None:
             await run.final_result()
             with pytest.raises(RuntimeError, match="entered once"):
                 await run.__aenter__()
+
+
+async def test_forward_to_gets_each_event_as_it_happens_before_the_reader() -> None:
+    forwarded: list[AgentEvent] = []
+    seen_by_tool: list[list[str]] = []
+    tools = ToolRegistry()
+
+    @tools.tool
+    def get_weather(city: str) -> dict[str, Any]:
+        """The weather (noting what was forwarded by the time it runs)."""
+        seen_by_tool.append([ev.type for ev in forwarded])
+        return {"city": city, "temperature": 17}
+
+    async def forward(event: AgentEvent) -> None:
+        forwarded.append(event)
+
+    async with ReplayServer({"/v1/messages": TURNS}) as server, \
+            httpx.AsyncClient(trust_env=False) as client:
+        agent = Agent(make_provider("anthropic", base_url=server.url, api_key="k", model="m"),
+                      tools, http_sender(client))
+        async with agent.stream("Weather in Lisbon?").forward_to(forward) as run:
+            await anyio.sleep(0.2)  # the reader lags; the forward does not
+            events = [ev async for ev in run]
+    assert seen_by_tool[0][0] == "turn.start" and seen_by_tool[0][-1] == "tool.start"
+    assert forwarded == events and events[-1].type == "run.end"

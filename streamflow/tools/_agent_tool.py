@@ -47,11 +47,11 @@ def agent_tool(agent: Any, *, name: str, description: str | None = None,
                                                                "with what it needs to know.")]
                         ) -> AsyncIterator[Any]:
         context = current_call()
-        async with agent.stream(task) as run:
-            async for event in run:
-                if context is not None:
-                    await context.forward(event)
-        result = run.result
+        run = agent.stream(task)
+        if context is not None:  # each event reaches the caller's run as it happens
+            run.forward_to(context.forward)
+        async with run:
+            result = await run.final_result()
         if context is not None:
             context.add_usage(result.usage)
         if result.pending:

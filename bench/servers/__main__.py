@@ -69,6 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     a("--open-gap", type=float, default=1.0, help="seconds between them (default 1)")
     a("--open-rate", type=float, default=1000.0, help="streams opened per second (1000)")
     a("--open-client-procs", type=int, default=2, help="raw client processes (default 2)")
+    a("--gateway-workers", type=int, default=1, metavar="N",
+      help="streamflow gateway --workers N (default 1: one process)")
     a("--quick", action="store_true", help="tiny sizes: a smoke run of seconds")
     a("--json", metavar="FILE", help="write the raw results here")
     return p
@@ -103,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     facts: dict[str, object] = {
         "streamflow.compiled": streamflow.compiled,
         "gateway loop": "uvloop" if uses_uvloop(sys.executable) else "asyncio",
+        "gateway workers": args.gateway_workers,
         "client": "raw sockets" if args.open_streams else "httpx"}
     servers: list[Server] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -115,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             servers.append(upstream)
             httpx.post(upstream.url + "/_config", content=shape.to_json()).raise_for_status()
             cap = args.open_streams + 1000
-            gateways = {d: gateway(upstream.url, d, cap).start(work)
+            gateways = {d: gateway(upstream.url, d, cap, args.gateway_workers).start(work)
                         for d in dialects if "streamflow" in args.servers}
             servers += gateways.values()
             proxy = litellm(upstream.url, python, work, cap).start(work) if python else None

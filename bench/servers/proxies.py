@@ -54,14 +54,18 @@ _QUIET = {"LITELLM_TELEMETRY": "False", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
           "DISABLE_SCHEMA_UPDATE": "true", "NO_DOCS": "True", "NO_REDOC": "True"}
 
 
-def gateway(upstream: str, dialect: str, max_connections: int = 1000) -> Server:
-    """``streamflow gateway`` in front of ``upstream`` speaking ``dialect`` (not started)."""
+def gateway(upstream: str, dialect: str, max_connections: int = 1000, workers: int = 1
+            ) -> Server:
+    """``streamflow gateway`` in front of ``upstream`` speaking ``dialect`` (not started);
+    ``workers`` > 1 runs that many processes on its socket (``--workers``: CPU and RSS
+    are read over the process tree)."""
     port = free_port()
     base = upstream + "/v1" if dialect == "openai-chat" else upstream
     argv = python_module("streamflow", "gateway", "--listen", f"127.0.0.1:{port}",
                          "--upstream", base, "--upstream-dialect", dialect,
                          "--max-connections", str(max_connections),
-                         "--keep-alive-timeout", "600", "--log-level", "warning")
+                         "--keep-alive-timeout", "600", "--log-level", "warning",
+                         *(("--workers", str(workers)) if workers > 1 else ()))
     return Server(f"gateway-{dialect}", argv, f"http://127.0.0.1:{port}")
 
 

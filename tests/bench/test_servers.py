@@ -57,9 +57,12 @@ def test_the_servers_bench_runs_quick_and_every_event_arrives(tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_open_streams_counts_every_event_sent(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_open_streams_counts_every_event_sent(tmp_path: Path, workers: int) -> None:
     stdout, raw = _run("--open-streams", "40", "--servers", "streamflow", "--routes", "chat",
-                       tmp=tmp_path)
+                       "--gateway-workers", str(workers), tmp=tmp_path)
     (result,) = raw["open_streams"]  # type: ignore[misc]
     assert result["sent"] == result["received"] == 40 * 4 and result["lost"] == 0
     assert result["streams_ok"] == 40 and "| streamflow chat | 40 |" in stdout
+    assert f"gateway workers: {workers}" in stdout
+    assert result["rss_all_open"] > result["idle_rss"] > 0  # read over the process tree

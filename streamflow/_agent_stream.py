@@ -84,10 +84,8 @@ class AgentStream:
         self._forward: Callable[[AgentEvent], Awaitable[None]] | None = None
 
     def forward_to(self, forward: Callable[[AgentEvent], Awaitable[None]]) -> AgentStream:
-        """Also hand each event to ``forward`` as it happens (awaited before the event is
-        queued for this stream's reader), so another stream gets them in the order they
-        happened across parallel runs (``agent_tool`` passes its call's ``forward``).
-        Call it before entering; returns this stream."""
+        """Also await ``forward(event)`` for each event as it happens, before the reader is
+        given it (``agent_tool`` passes its call's); call it before entering."""
         self._forward = forward
         return self
 

@@ -25,6 +25,7 @@ a web app is :class:`~streamflow._redis.tailer.Tailer`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -33,10 +34,12 @@ from typing import TYPE_CHECKING
 from ..errors import (
     LimitExceededError,
     ProtocolError,
+    StreamflowError,
     StreamNotFoundError,
     StreamTimeoutError,
     TransportError,
 )
+from ..events import UniEvent, usage_to_dict
 from .link import RedisLink
 
 if TYPE_CHECKING:
@@ -80,6 +83,24 @@ def parse_entry(pair: tuple[str, dict[str, str]]) -> Entry:
     """One ``(id, fields)`` pair of an ``XRANGE``/``XREAD`` reply."""
     fields = pair[1]
     return Entry(pair[0], fields.get("k", ""), fields.get("d", ""), fields)
+
+
+def entry_data(item: UniEvent | StreamflowError) -> str:
+    """An ``event`` or ``end`` entry's ``d``: the uni JSON of an event, or of an error with
+    its partial's provider data and usage."""
+    from ..dialects.uni.decode import to_json
+
+    text = to_json(item)
+    partial = getattr(item, "partial", None)
+    if isinstance(item, StreamflowError) and partial is not None and partial.provider:
+        provider = json.dumps(partial.provider, ensure_ascii=False, separators=(",", ":"),
+                              default=str)
+        text = text[:-1] + ',"provider":' + provider + "}"
+    if isinstance(item, StreamflowError) and partial is not None and partial.usage_metadata:
+        usage = json.dumps(usage_to_dict(partial.usage_metadata), ensure_ascii=False,
+                           separators=(",", ":"), default=str)
+        text = text[:-1] + ',"usage_metadata":' + usage + "}"
+    return text
 
 
 def until_end(batch: list[Entry]) -> list[Entry]:

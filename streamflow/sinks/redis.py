@@ -30,7 +30,6 @@ and runs its writer (and heartbeat) in ``run()``'s task group.
 
 from __future__ import annotations
 
-import json
 import math
 import secrets
 import time
@@ -48,32 +47,16 @@ from .._redis.streams import (
     EVENT,
     START,
     RedisLink,
+    entry_data,
     entry_id,
     parse_entry,
 )
 from .._scope import current_scope
 from ..errors import CancelledStreamError, StreamflowError, TransportError
-from ..events import UniEvent, usage_to_dict
+from ..events import UniEvent
 from .base import AsyncSink
 
 __all__ = ["RedisStreamSink"]
-
-
-def _json(item: UniEvent | StreamflowError) -> str:
-    """The uni JSON of an event, or of an error with its partial's provider data and usage."""
-    from ..dialects.uni.decode import to_json
-
-    text = to_json(item)
-    partial = getattr(item, "partial", None)
-    if isinstance(item, StreamflowError) and partial is not None and partial.provider:
-        provider = json.dumps(partial.provider, ensure_ascii=False, separators=(",", ":"),
-                              default=str)
-        text = text[:-1] + ',"provider":' + provider + "}"
-    if isinstance(item, StreamflowError) and partial is not None and partial.usage_metadata:
-        usage = json.dumps(usage_to_dict(partial.usage_metadata), ensure_ascii=False,
-                           separators=(",", ":"), default=str)
-        text = text[:-1] + ',"usage_metadata":' + usage + "}"
-    return text
 
 
 class RedisStreamSink(AsyncSink):
@@ -221,9 +204,9 @@ class RedisStreamSink(AsyncSink):
             return
         await self.start()
         if event.event_type == "stop":
-            await self._finish(_json(event))
+            await self._finish(entry_data(event))
             return
-        self._queue({"k": EVENT, "d": _json(event)})
+        self._queue({"k": EVENT, "d": entry_data(event)})
         while len(self._pending) >= self.buffer and self._error is None:
             await self._room.wait()
 
@@ -235,7 +218,7 @@ class RedisStreamSink(AsyncSink):
         if (not self._started or self._error is not None or event.event_type == "stop"
                 or len(self._pending) >= self.buffer):
             return False
-        self._queue({"k": EVENT, "d": _json(event)})
+        self._queue({"k": EVENT, "d": entry_data(event)})
         return True
 
     async def on_record(self, data: str, *, last: bool = False) -> None:
@@ -260,7 +243,7 @@ class RedisStreamSink(AsyncSink):
                 if not isinstance(error, StreamflowError):
                     error = CancelledStreamError(f"the producer failed: {error!r}")
                 await self.start()
-                await self._finish(_json(error))
+                await self._finish(entry_data(error))
         finally:
             await self.aclose()
 

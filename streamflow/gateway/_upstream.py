@@ -88,8 +88,14 @@ class Upstream:
         key = self.api_key or client_key(client_headers)
         if key is not None and not (key.isascii() and key.isprintable()):
             raise ClientError("the API key holds characters an HTTP header cannot carry", 401)
-        return get_request(self.dialect).http_request(self.url, chat, api_key=key,
-                                                      headers=self.headers)
+        request = get_request(self.dialect).http_request(self.url, chat, api_key=key,
+                                                         headers=self.headers)
+        try:
+            parsed_url(request.url)  # a URL httpx cannot send (a huge model name) is a 400
+        except httpx.InvalidURL as exc:
+            raise ClientError(f"the request makes an upstream URL that cannot be sent: {exc}"
+                              ) from None
+        return request
 
     @asynccontextmanager
     async def open(self, request: HTTPRequest) -> AsyncIterator[AsyncIterator[list[UniEvent]]]:
@@ -108,10 +114,19 @@ class Upstream:
             raise source.map_error(exc) from exc
 
 
-@lru_cache(maxsize=256)
+CACHED_URL_CHARS = 2048
+"""Longer URLs are parsed per request, so hostile model names cannot fill the cache."""
+
+
 def parsed_url(url: str) -> httpx.URL:
-    """``url`` parsed once (an upstream URL differs only by model, on some dialects):
-    half of httpx's cost of building a request is parsing its URL."""
+    """``url`` parsed, once for a URL of at most :data:`CACHED_URL_CHARS` (an upstream URL
+    differs only by model, on some dialects): half of httpx's cost of building a request
+    is parsing its URL. ``httpx.InvalidURL`` if it cannot be sent."""
+    return _parsed(url) if len(url) <= CACHED_URL_CHARS else httpx.URL(url)
+
+
+@lru_cache(maxsize=256)
+def _parsed(url: str) -> httpx.URL:
     return httpx.URL(url)
 
 

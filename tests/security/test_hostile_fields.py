@@ -101,3 +101,34 @@ async def test_the_sdks_raise_bad_request_and_do_not_retry() -> None:
             await gpt.close()
     assert app.requests == 3
     assert upstream.arrived == []
+
+
+async def test_a_model_name_too_long_for_an_upstream_url_is_a_400_and_is_not_kept() -> None:
+    """Gemini puts the model in the URL: one httpx cannot send is the client's error, and
+    long ones (each request its own) are not cached by the gateway's URL cache."""
+    import httpx
+
+    from streamflow.gateway._upstream import _parsed
+
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=(
+            b'data: {"candidates":[{"content":{"role":"model","parts":[{"text":"hi"}]},'
+            b'"finishReason":"STOP"}]}\n\n'))
+
+    upstream = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+    app = create_app("http://upstream", "gemini", client=upstream, api_key="k")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://gw") as client:
+        huge = {**VALID["openai-chat"], "model": "m" * 70_000}
+        response = await client.post(ROUTES["openai-chat"], json=huge)
+        assert response.status_code == 400
+        assert "URL" in enveloped("openai-chat", response.json()) and seen == []
+        cached = _parsed.cache_info().currsize
+        for n in range(20):
+            long = {**VALID["openai-chat"], "model": f"{n}" + "m" * 5_000}
+            response = await client.post(ROUTES["openai-chat"], json=long)
+            assert response.status_code == 200 and f"/models/{n}mmm" in str(seen[-1].url)
+        assert _parsed.cache_info().currsize == cached

@@ -91,16 +91,18 @@ def entry_data(item: UniEvent | StreamflowError) -> str:
     from ..dialects.uni.decode import to_json
 
     text = to_json(item)
-    partial = getattr(item, "partial", None)
-    if isinstance(item, StreamflowError) and partial is not None and partial.provider:
-        provider = json.dumps(partial.provider, ensure_ascii=False, separators=(",", ":"),
-                              default=str)
-        text = text[:-1] + ',"provider":' + provider + "}"
-    if isinstance(item, StreamflowError) and partial is not None and partial.usage_metadata:
-        usage = json.dumps(usage_to_dict(partial.usage_metadata), ensure_ascii=False,
-                           separators=(",", ":"), default=str)
-        text = text[:-1] + ',"usage_metadata":' + usage + "}"
+    partial = item.partial if isinstance(item, StreamflowError) else None
+    if partial is not None and partial.provider:
+        text = _with_field(text, "provider", partial.provider)
+    if partial is not None and partial.usage_metadata:
+        text = _with_field(text, "usage_metadata", usage_to_dict(partial.usage_metadata))
     return text
+
+
+def _with_field(text: str, name: str, value: object) -> str:
+    """The JSON object ``text`` with ``name`` added last."""
+    extra = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return f'{text[:-1]},"{name}":{extra}}}'
 
 
 def until_end(batch: list[Entry]) -> list[Entry]:

@@ -28,7 +28,7 @@ from ..sinks.redis import RedisStreamSink
 from ._answer import AnswerRecorder, FinishStatus, call_on_finish
 from ._drive import AgentRun
 from ._resume_access import Slot, Started, point, token_to_keep
-from ._resume_stop import until_stopped
+from ._resume_stop import stop_key, until_stopped
 
 if TYPE_CHECKING:
     from .resume import ResumableStreams
@@ -64,7 +64,7 @@ async def launch(streams: ResumableStreams, group: TaskGroup, chat_id: str, sour
                          name=f"streamflow-producer:{key}")
     else:
         group.start_soon(produce, sink, source, dialect, options, slot, link,
-                         streams._stop_key(key), streams.limits,
+                         stop_key(streams.prefix, key), streams.limits,
                          name=f"streamflow-producer:{key}")
     return Started(chat_id, key, token if streams.tokens else None)
 

@@ -18,6 +18,22 @@ STOP_POLL = 0.25
 """Seconds between a producer's checks of its stop key."""
 
 
+def stop_key(prefix: str, stream_key: str) -> str:
+    """The key whose presence stops the producer of ``stream_key``."""
+    return f"{prefix}stop:{stream_key}"
+
+
+async def request_stop(link: RedisLink, pointer: str, prefix: str, ttl: float) -> bool:
+    """Set the stop key of the stream the chat ``pointer`` names (it lives ``ttl`` seconds,
+    a minute at least); False when the chat has no stream."""
+    key = await link.call("get", pointer)
+    if not key:
+        return False
+    key = key.decode() if isinstance(key, bytes) else str(key)
+    await link.call("set", stop_key(prefix, key), "1", ex=max(60, int(ttl)))
+    return True
+
+
 async def until_stopped(link: RedisLink, stop_key: str,
                         work: Callable[[], Awaitable[None]]) -> bool:
     """Run ``work()`` until it returns or ``stop_key`` exists; True when it was stopped.

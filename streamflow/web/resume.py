@@ -69,6 +69,7 @@ from ._resume_access import (
 )
 from ._resume_body import encoder_for, headers_for, sse_body
 from ._resume_produce import launch
+from ._resume_stop import request_stop
 
 __all__ = ["Authorize", "ClientKey", "ResumableStreams", "ResumeRefused", "Started"]
 
@@ -160,12 +161,7 @@ class ResumableStreams:
         :class:`ResumeRefused` for a bad id, :class:`TransportError` for Redis.
         """
         pointer, _ = self._keys(check_chat_id(chat_id))
-        key = await self.link.call("get", pointer)
-        if not key:
-            return False
-        key = key.decode() if isinstance(key, bytes) else str(key)
-        await self.link.call("set", self._stop_key(key), "1", ex=max(60, int(self.ttl)))
-        return True
+        return await request_stop(self.link, pointer, self.prefix, self.ttl)
 
     async def stop_response(self, request: Request, chat_id: str) -> Response:
         """Answer a client's stop request: authorized and token-checked like a resume, then
@@ -177,9 +173,6 @@ class ResumableStreams:
         except StreamflowError as error:
             return refusal(error, "uni")
         return Response(status_code=204)
-
-    def _stop_key(self, stream_key: str) -> str:
-        return f"{self.prefix}stop:{stream_key}"
 
     def _keys(self, chat_id: str) -> tuple[str, str]:
         """The chat's pointer (to its latest stream) and its token hash."""

@@ -26,6 +26,7 @@ class HeadTooLarge(Exception):
 class HeadLimitedHttpToolsProtocol(_HeadTimer, HttpToolsProtocol):
     """uvicorn's httptools protocol, refusing a request head too large or too slow."""
 
+    __slots__ = ("_in_head", "_received", "_parsed")  # see _HeadTimer: keeps __dict__ shared
     max_header_bytes: int = DEFAULT_SERVER_LIMITS.max_header_bytes
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import socket
@@ -217,3 +218,53 @@ async def test_an_endless_header_is_refused_once_over_the_head_limit(http: str) 
 def test_an_unknown_parser_name_is_refused(http: str) -> None:
     with pytest.raises(ValueError, match="h11"):
         server_config(ServerLimits(), http)
+
+
+class _Socketless:
+    """The transport face uvicorn's protocols read at ``connection_made`` (no socket)."""
+
+    def get_extra_info(self, name: str) -> Any:
+        return ("127.0.0.1", 8000) if name in ("peername", "sockname") else None
+
+    def is_closing(self) -> bool:
+        return False
+
+    def set_write_buffer_limits(self, **_: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+@PARSERS
+def test_the_head_limits_cost_a_connection_no_more_than_uvicorns_own_protocol(
+        http: str) -> None:
+    """An open connection carries an instance dict the size of plain uvicorn's: the
+    limits' state must not push it past the keys CPython shares between instances
+    (that made every connection 1.3 KB bigger). uvicorn runs on asyncio only."""
+    asyncio.run(_connection_dict_sizes(http))
+
+
+async def _connection_dict_sizes(http: str) -> None:
+    import sys
+
+    from uvicorn.config import Config
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.server import ServerState
+
+    ours = server_config(ServerLimits(), http)["http"]
+    theirs = next(base for base in ours.__mro__ if base.__module__.startswith("uvicorn."))
+    assert theirs is H11Protocol or http == "httptools"
+    config = Config(create_app("http://127.0.0.1:9", "anthropic"))
+    config.load()
+    sizes = {}
+    for cls in (theirs, ours):
+        protocol = cls(config=config, server_state=ServerState(), app_state={})
+        protocol.connection_made(_Socketless())
+        sizes[cls] = sys.getsizeof(vars(protocol))
+        if cls is ours:
+            assert protocol._header_timer is not None  # the limits are armed all the same
+            protocol._disarm_header_timer()
+    # a shared dict's size varies by a few slots with the class's history (~300 B);
+    # one of its own is about five times that
+    assert sizes[ours] < 2 * sizes[theirs], sizes

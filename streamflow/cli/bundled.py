@@ -8,22 +8,21 @@ A file of that name in the current folder wins.
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
-from ..demo import recording_names
+from ..demo import recording_names, resolve_recording
 
 __all__ = ["bundled_help", "resolve_path"]
 
 
 def resolve_path(name: str) -> Path | None:
-    """``name`` as a file, else the bundled demo recording of that name, else ``None``."""
-    path = Path(name)
-    if path.is_file():
-        return path
-    if name in recording_names():
-        return Path(str(resources.files("streamflow.demo") / "recordings" / name))
-    return None
+    """``name`` as a file, else the bundled demo recording of that name, else ``None``.
+
+    The resolution is :func:`streamflow.demo.resolve_recording`'s, the one every
+    file-taking source shares.
+    """
+    path = resolve_recording(name)
+    return path if path.is_file() else None
 
 
 def bundled_help() -> str:

@@ -6,8 +6,11 @@ Marble::
 
 The framing hint follows the extension (``.jsonl``/``.ndjson`` -> ``"ndjson"``,
 ``.bin`` -> ``"eventstream"`` when that framer is registered, else sniffed), and
-``run()`` passes it to the pipeline. Timed replays (realistic inter-event delays)
-are :mod:`streamflow.sources.replay`'s business.
+``run()`` passes it to the pipeline. ``path`` may also name a recording bundled with
+the package (``from_file("anthropic-turn1.sse")``), as the commands take it: a file of
+that name in the current folder wins (:func:`streamflow.demo.resolve_recording`).
+Timed replays (realistic inter-event delays) are :mod:`streamflow.sources.replay`'s
+business.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..demo import resolve_recording
 from ..framing import FRAMERS
 from ..limits import Limits
 from .iterables import SyncSource
@@ -33,8 +37,11 @@ def framing_for_path(path: str | Path) -> str | None:
 
 def from_file(path: str | Path, *, chunk_size: int = 64 * 1024,
               limits: Limits | None = None) -> SyncSource:
-    """Read ``path`` in ``chunk_size`` pieces, once per subscription (the file is closed after)."""
-    target = Path(path)
+    """Read ``path`` in ``chunk_size`` pieces, once per subscription (the file is closed after).
+
+    ``path`` may be the name of a bundled recording (see the module doc).
+    """
+    target = resolve_recording(path)
 
     @contextmanager
     def opener() -> Iterator[Iterator[bytes]]:

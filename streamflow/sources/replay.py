@@ -9,6 +9,10 @@ Two inputs are understood:
   line) for text bodies, one line for ``.jsonl``, one AWS event-stream message for
   binary bodies that parse as such (else 1 KiB pieces) -- ``interval`` seconds apart.
 
+A path may also name a recording bundled with the package
+(``ReplaySource("anthropic-turn1.sse")``), as the commands take it: a file of that
+name in the current folder wins (:func:`streamflow.demo.resolve_recording`).
+
 ``speed=1.0`` keeps the recorded gaps, ``speed=2.0`` halves them, ``speed=None``
 (or ``0``) sends everything at once, still yielding to the event loop between
 chunks. Timing follows an absolute schedule (chunk ``i`` is due ``t_i / speed``
@@ -46,6 +50,7 @@ from reactivex import abc
 
 from .._scope import current_scope
 from .._source import Source
+from ..demo import resolve_recording
 from ..errors import StreamTimeoutError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..recording import Recording, is_recording, read_recording
@@ -125,7 +130,7 @@ def load_timeline(source: PathLike | Recording | bytes, *,
     if isinstance(source, (bytes, bytearray)):
         pieces = split_body(bytes(source), kind)
     else:
-        path = Path(source)
+        path = resolve_recording(source)
         if is_recording(path):
             return list(read_recording(path).chunks)
         pieces = split_body(path.read_bytes(), _kind_of(path))
@@ -223,8 +228,8 @@ class ReplaySource(Source):
         self.speed = speed
         self._sleep = sleep
         self._clock = clock
-        recording = source
-        if not isinstance(recording, Recording) and is_recording(Path(recording)):
+        recording = source if isinstance(source, Recording) else resolve_recording(source)
+        if not isinstance(recording, Recording) and is_recording(recording):
             recording = read_recording(recording)
         if isinstance(recording, Recording):
             self.recording: Recording | None = recording

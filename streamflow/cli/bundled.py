@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..demo import recording_names, resolve_recording
 
-__all__ = ["bundled_help", "resolve_path"]
+__all__ = ["bundled_help", "resolve_path", "why_unreadable"]
 
 
 def resolve_path(name: str) -> Path | None:
@@ -23,6 +23,16 @@ def resolve_path(name: str) -> Path | None:
     """
     path = resolve_recording(name)
     return path if path.is_file() else None
+
+
+def why_unreadable(name: str) -> str:
+    """Why :func:`resolve_path` gave ``None`` for ``name``, in the words of an error."""
+    path = Path(name)
+    if path.is_dir():
+        return "it is a directory"
+    if path.exists():
+        return "not a regular file (to read a pipe, give - and redirect it to standard input)"
+    return "no such file or bundled recording"
 
 
 def bundled_help() -> str:

@@ -19,16 +19,17 @@ dialect (nothing is written), or an option is wrong.
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal, get_args, get_origin, get_type_hints
 
 from ..decoder import StreamDecoder
 from ..dialects import dialect_names, encoder_names, get_encoder
 from ..errors import StreamflowError
 from ..events import UniEvent
 from ..framing import FRAMERS
-from .bundled import bundled_help, resolve_path
+from .bundled import bundled_help, resolve_path, why_unreadable
 from .detect import EXIT_NOT_A_STREAM, not_a_stream
 from .inspect import CHUNK_SIZE, resolve_framing
 
@@ -96,14 +97,84 @@ def _convert(source: BinaryIO, out: BinaryIO, encoder: Any, decoder: StreamDecod
         return exc
 
 
-def _options(pairs: list[str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
+class _OptionError(ValueError):
+    """An ``--option`` the target does not take, or a value it cannot have."""
+
+
+def _encoder_options(to: str) -> dict[str, inspect.Parameter]:
+    """The options of target ``to`` a command line can set, by name: its encoder's
+    keyword parameters of type ``str``, ``bool``, ``int``, ``str | None`` or a
+    ``Literal`` (not, say, ``output``, a Python type)."""
+    init = get_encoder(to).__init__
+    hints = get_type_hints(init)
+    return {name: param.replace(annotation=hints.get(name))
+            for name, param in inspect.signature(init).parameters.items()
+            if param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
+            and name != "self" and _settable(hints.get(name))}
+
+
+def _settable(hint: Any) -> bool:
+    return hint in (str, bool, int, str | None) or get_origin(hint) is Literal
+
+
+def _shape(param: inspect.Parameter) -> str:
+    hint = param.annotation
+    if hint is bool:
+        values = "true|false"
+    elif hint is int:
+        values = "N"
+    elif get_origin(hint) is Literal:
+        values = "|".join(map(str, get_args(hint)))
+    else:
+        values = "TEXT"
+    default = param.default
+    shown = "" if default is None or default is param.empty else \
+        f" (default {str(default).lower() if isinstance(default, bool) else default})"
+    return f"{param.name}={values}{shown}"
+
+
+def _describe_options(to: str) -> str:
+    """``to``'s options in one phrase, for a usage error."""
+    options = _encoder_options(to)
+    if not options:
+        return f"{to} takes no options"
+    return f"{to} takes {', '.join(_shape(p) for p in options.values())}"
+
+
+def _value(param: inspect.Parameter, value: str) -> Any:
+    hint = param.annotation
+    if hint is bool:
+        if value.lower() not in ("true", "false"):
+            raise _OptionError(f"--option {param.name} takes true or false, got {value!r}")
+        return value.lower() == "true"
+    if hint is int:
+        try:
+            return int(value)
+        except ValueError:
+            raise _OptionError(f"--option {param.name} takes a whole number, "
+                               f"got {value!r}") from None
+    if get_origin(hint) is Literal and value not in get_args(hint):
+        raise _OptionError(f"--option {param.name} takes one of "
+                           f"{', '.join(map(str, get_args(hint)))}, got {value!r}")
+    return value
+
+
+def _parse_options(to: str, pairs: list[str]) -> dict[str, Any]:
+    """The ``--option KEY=VALUE`` pairs as target ``to``'s encoder keywords, typed.
+
+    :class:`_OptionError` names a pair that is no ``KEY=VALUE``, an option ``to`` does
+    not take (with the ones it does) or a value of the wrong kind.
+    """
+    options = _encoder_options(to)
+    flavour: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise ValueError(f"--option takes KEY=VALUE, got {pair!r}")
-        options[key] = {"true": True, "false": False}.get(value.lower(), value)
-    return options
+            raise _OptionError(f"--option takes KEY=VALUE, got {pair!r}")
+        if key not in options:
+            raise _OptionError(f"unknown --option {key!r}: {_describe_options(to)}")
+        flavour[key] = _value(options[key], value)
+    return flavour
 
 
 def _open(name: str, mode: str, std: BinaryIO, verb: str) -> BinaryIO | None:
@@ -115,7 +186,7 @@ def _open(name: str, mode: str, std: BinaryIO, verb: str) -> BinaryIO | None:
         return std
     path = resolve_path(name) if mode == "rb" else None
     if mode == "rb" and path is None:
-        print(f"streamflow convert: cannot read {name}: no such file or bundled recording",
+        print(f"streamflow convert: cannot read {name}: {why_unreadable(name)}",
               file=sys.stderr)
         return None
     try:
@@ -126,15 +197,24 @@ def _open(name: str, mode: str, std: BinaryIO, verb: str) -> BinaryIO | None:
         return None
 
 
+def _usage_error(args: argparse.Namespace, message: str) -> int:
+    """What argparse does for a bad argument: the usage, the error, exit 2."""
+    parser = getattr(args, "_parser", None)
+    if parser is not None:
+        parser.print_usage(sys.stderr)
+    print(f"streamflow convert: error: {message}", file=sys.stderr)
+    return 2
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``streamflow convert``; returns the exit code."""
     framing = resolve_framing(args.framing, args.file)
     try:
-        flavour = _options(args.option)
-        get_encoder(args.to)(**flavour)
-    except (TypeError, ValueError) as exc:
-        print(f"streamflow convert: {exc}", file=sys.stderr)
-        return 2
+        flavour = _parse_options(args.to, args.option)
+        get_encoder(args.to)(**flavour)  # an encoder's own check of a value (TypeError)
+    except (TypeError, _OptionError) as exc:
+        return _usage_error(args, f"{exc}: {_describe_options(args.to)}"
+                            if isinstance(exc, TypeError) else str(exc))
     source = _open(args.file, "rb", sys.stdin.buffer, "read")
     if source is None:
         return 2
@@ -151,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
             out.close()
     verdict = not_a_stream(error, args.source, decoder.dialect, decoder.framing)
     if verdict is not None:
-        for line in verdict.lines(args.file):
+        for line in verdict.lines(args.file, flag="--from"):
             print(line if line.startswith(" ") else f"streamflow convert: {line}",
                   file=sys.stderr)
         return EXIT_NOT_A_STREAM

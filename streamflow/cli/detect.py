@@ -34,13 +34,14 @@ class NotAStream:
     reason: str
     error: StreamflowError
 
-    def lines(self, name: str) -> list[str]:
-        """The lines to print for the file ``name`` (stderr)."""
+    def lines(self, name: str, flag: str = "--dialect") -> list[str]:
+        """The lines to print for the file ``name`` (stderr); ``flag`` is the command's
+        option naming the dialect to read (``convert``: ``--from``)."""
         read_as = _FRAMING_NAMES.get(self.framing or "", self.framing or "bytes")
         return [f"{escape_for_terminal(name)} is not a stream of any known dialect "
                 f"(read as {read_as}: {self.reason})",
                 f"  tried: {tried()}",
-                "  if it is one, name its dialect with --dialect NAME"]
+                f"  if it is one, name its dialect with {flag} NAME"]
 
 
 def tried() -> str:

@@ -34,7 +34,7 @@ from ..dialects import dialect_names
 from ..errors import IncompleteStreamError, StreamflowError
 from ..framing import FRAMERS
 from ..message import Message
-from .bundled import bundled_help, resolve_path
+from .bundled import bundled_help, resolve_path, why_unreadable
 from .detect import EXIT_NOT_A_STREAM, not_a_stream
 from .summary import escape_for_terminal, render, render_error
 from .timeline_model import DEFAULT_STALL
@@ -169,7 +169,7 @@ def _read(args: argparse.Namespace) -> InspectResult:
                             resolve_framing(args.framing, args.file), **options)
     path = resolve_path(args.file)
     if path is None:
-        raise FileNotFoundError(2, "no such file or bundled recording", args.file)
+        raise FileNotFoundError(2, why_unreadable(args.file), args.file)
     if _looks_like_recording(str(path)):
         from ..recording import read_recording  # (the sinks package loads anyio)
 

@@ -29,7 +29,7 @@ from ..framing import FRAMERS
 from ..runtime import run as run_stream
 from ..sinks.render import RenderSink
 from ..sources.replay import ReplaySource
-from .bundled import bundled_help, resolve_path
+from .bundled import bundled_help, resolve_path, why_unreadable
 from .detect import EXIT_NOT_A_STREAM, probe
 
 __all__ = ["add_arguments", "resolve_path", "run"]
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     """Replay the file; the exit code."""
     path = resolve_path(args.file)
     if path is None:
-        print(f"streamflow replay: {args.file}: no such file or bundled recording",
+        print(f"streamflow replay: cannot read {args.file}: {why_unreadable(args.file)}",
               file=sys.stderr)
         return 2
     try:

@@ -6,7 +6,8 @@ without event lines): the time to the first byte and to the first content
 fragment, one :class:`Group` per content group (thinking, text, each tool call)
 from its first to its last fragment, the :class:`Stall` s (gaps between chunks
 longer than a threshold), and the output tokens spread over the fragments that
-carried them, for a tokens-per-second curve. Pure data, no terminal involved.
+carried them, for a tokens-per-second curve (:meth:`StreamTimeline.rate_curve`) and
+its mean. Pure data, no terminal involved.
 """
 
 from __future__ import annotations
@@ -91,27 +92,63 @@ class StreamTimeline:
         scale = self.output_tokens / total
         return sum(chars for t, chars in self.fragments if start <= t < end) * scale
 
-    def rate_curve(self, columns: int, window: float | None = None) -> list[float]:
-        """tokens/s in each of ``columns`` equal slices of the time axis, smoothed over
-        ``window`` seconds (default: a twelfth of the stream, at least 0.2 s and one
-        slice), so a burst of tokens in one chunk reads as a rate, not a spike."""
+    def rate_segments(self) -> list[tuple[float, float, float]]:
+        """The output rate as ``(start, end, tokens)`` pieces tiling the generation span.
+
+        The tokens of the fragments that arrive at one instant were generated since
+        the previous arrival, so they are spread evenly over that gap; the first
+        arrival's tokens open the span and have no gap (as the usual "tokens per
+        second after the first token"). The pieces are contiguous, from
+        ``first_token`` to ``last_token``; none when content arrived at one instant.
+        """
+        total = sum(chars for _, chars in self.fragments) or 1
+        scale = self.output_tokens / total
+        arrivals: list[list[float]] = []  # [time, tokens], one per instant, in time order
+        for t, chars in sorted(self.fragments, key=lambda fragment: fragment[0]):
+            if arrivals and arrivals[-1][0] == t:
+                arrivals[-1][1] += chars * scale
+            else:
+                arrivals.append([t, chars * scale])
+        return [(a[0], b[0], b[1]) for a, b in itertools.pairwise(arrivals)]
+
+    def rate_curve(self, columns: int) -> list[float]:
+        """tokens/s in each of ``columns`` equal slices of the time axis: the output
+        generated within the slice's part of the generation span (see
+        :meth:`rate_segments`) over the length of that part; 0 outside the span.
+
+        The span is the disjoint union of those parts, so :attr:`mean_rate` is their
+        length-weighted mean and never above the largest of them, the curve's peak.
+        """
         if columns <= 0 or self.duration <= 0:
             return []
         step = self.duration / columns
-        width = max(step, window if window is not None else max(0.2, self.duration / 12))
-        out = []
+        segments = self.rate_segments()
+        out: list[float] = []
+        first = 0  # the first segment that may still overlap a column (they are in order)
         for column in range(columns):
-            middle = (column + 0.5) * step
-            out.append(self.tokens_between(middle - width / 2, middle + width / 2) / width)
+            left, right = column * step, (column + 1) * step
+            tokens = covered = 0.0
+            while first < len(segments) and segments[first][1] <= left:
+                first += 1
+            for index in range(first, len(segments)):
+                start, end, count = segments[index]
+                if start >= right:
+                    break
+                overlap = min(end, right) - max(start, left)
+                if overlap > 0:
+                    tokens += count * overlap / (end - start)
+                    covered += overlap
+            out.append(tokens / covered if covered > 0 else 0.0)
         return out
 
     @property
     def mean_rate(self) -> float | None:
-        """Output tokens per second from the first to the last content fragment."""
-        if self.first_token is None or self.last_token is None:
-            return None
-        span = self.last_token - self.first_token
-        return self.output_tokens / span if span > 0 else None
+        """Output tokens per second over the generation span: the tokens that arrived
+        after the first content fragment over the time from it to the last one (the
+        same tokens and time :meth:`rate_curve` divides); ``None`` for no span."""
+        segments = self.rate_segments()
+        span = segments[-1][1] - segments[0][0] if segments else 0.0
+        return sum(count for _, _, count in segments) / span if span > 0 else None
 
 
 def _size(item: Any) -> int:

@@ -58,6 +58,47 @@ def test_options_reach_the_encoder_and_bad_ones_exit_2(tmp_path: Path) -> None:
     assert main(["convert", str(tmp_path / "missing"), "--to", "anthropic"]) == 2
 
 
+@pytest.mark.parametrize(("to", "option", "says"), [
+    ("openai-chat", "bogus=1", "unknown --option 'bogus': openai-chat takes reasoning=TEXT "
+     "(default reasoning), include_usage=true|false (default true)"),
+    ("anthropic", "bogus=1", "unknown --option 'bogus': anthropic takes no options"),
+    ("openai-chat", "include_usage=maybe", "--option include_usage takes true or false"),
+    ("openai-chat", "reasoning=yes", "reasoning must be 'reasoning' or 'reasoning_content': "
+     "openai-chat takes reasoning=TEXT"),
+    ("vercel-ui", "ai_sdk=six", "--option ai_sdk takes a whole number, got 'six'"),
+    ("vercel-ui", "output_from=json", "--option output_from takes one of auto, text, tool"),
+    ("vercel-ui", "output=int", "unknown --option 'output': vercel-ui takes run=true|false"),
+    ("uni", "bogus=1", "unknown --option 'bogus': uni takes no options"),
+    ("openai-chat", "broken", "--option takes KEY=VALUE, got 'broken'"),
+])
+def test_a_bad_option_is_a_usage_error_naming_the_targets_options(
+        capsys: pytest.CaptureFixture[str], to: str, option: str, says: str) -> None:
+    assert main(["convert", str(TURN), "--to", to, "--option", option]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: streamflow convert")
+    assert f"streamflow convert: error: {says}" in err
+    assert "__init__" not in err and "keyword argument" not in err
+
+
+def test_option_values_are_typed_by_the_target(tmp_path: Path) -> None:
+    out = tmp_path / "x.sse"
+    assert main(["convert", str(TURN), "--to", "openai-chat", "--option", "include_usage=False",
+                 "-o", str(out)]) == 0
+    assert b'"usage"' not in out.read_bytes()
+    assert main(["convert", str(TURN), "--to", "vercel-ui", "--option", "ai_sdk=6",
+                 "--option", "message_id=true", "-o", str(out)]) == 0
+    assert b'"messageId":"true"' in out.read_bytes()  # a text option stays text
+
+
+def test_the_hint_for_a_body_that_is_no_stream_names_convert_s_own_flag(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", str(DATA / "cli" / "not_a_stream.txt"), "--to", "anthropic"]) == 2
+    err = capsys.readouterr().err
+    assert "name its dialect with --from NAME" in err and "--dialect" not in err
+    assert main(["inspect", str(DATA / "cli" / "not_a_stream.txt")]) == 2
+    assert "name its dialect with --dialect NAME" in capsys.readouterr().err
+
+
 def test_writes_as_it_decodes() -> None:
     class Source(io.RawIOBase):
         """Gives the body 64 bytes at a time and records how far it was read."""

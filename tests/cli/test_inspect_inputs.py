@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,18 @@ def test_stdin_garbage_is_no_stream(capsys: pytest.CaptureFixture[str],
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"hello\nworld\n\n")))
     code, _, err = cli(capsys, "inspect", "-")
     assert code == 2 and "- is not a stream of any known dialect" in err
+
+
+@pytest.mark.parametrize("command", ["inspect", "replay", "convert"])
+def test_a_directory_or_a_pipe_is_named_as_what_it_is(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str) -> None:
+    extra = {"replay": ["--speed", "0", "--plain"], "convert": ["--to", "uni"]}.get(command, [])
+    code, out, err = cli(capsys, command, tmp_path, *extra)
+    assert code == 2 and out == ""
+    assert f"cannot read {tmp_path}: it is a directory" in err and "no such file" not in err
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    code, _, err = cli(capsys, command, fifo, *extra)
+    assert code == 2 and "not a regular file" in err and "give -" in err
+    code, _, err = cli(capsys, command, tmp_path / "missing.sse", *extra)
+    assert code == 2 and "no such file or bundled recording" in err

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import reactivex.operators as ops
+from hypothesis import given
+from hypothesis import strategies as st
 
 import streamflow
 from streamflow.cli.main import main
-from streamflow.cli.timeline_model import build_timeline
+from streamflow.cli.timeline_model import StreamTimeline, build_timeline
 from streamflow.operators import pipeline
 from streamflow.recording import read_recording
 from streamflow.sinks.recorder import Recorder
@@ -127,3 +130,44 @@ def test_the_demo_records_files_the_timeline_draws(tmp_path: Path) -> None:
                             str(folder / "turn1.sfrec.jsonl")], capture_output=True,
                            text=True, timeout=60, check=False)
     assert shown.returncode == 0 and "⚙ get_weather" in shown.stdout
+    peak, mean = re.search(r"peak (\d+) · mean (\d+)", shown.stdout).groups()  # type: ignore[union-attr]
+    assert int(mean) <= int(peak)  # was peak 485 · mean 13361: the peak over a 0.2 s window
+
+
+def timeline(fragments: list[tuple[float, int]], tokens: float, duration: float) -> StreamTimeline:
+    return StreamTimeline(duration=duration, first_byte=None,
+                          first_token=fragments[0][0] if fragments else None, groups=[],
+                          stalls=[], fragments=fragments, output_tokens=tokens,
+                          tokens_reported=True, chunk_times=[])
+
+
+@given(st.lists(st.tuples(st.floats(0, 30, allow_subnormal=False), st.integers(1, 500)),
+                min_size=1, max_size=60),
+       st.floats(0.5, 1e5, allow_subnormal=False), st.floats(0, 10, allow_subnormal=False),
+       st.integers(1, 300))
+def test_the_mean_rate_is_never_above_the_peak(arrivals: list[tuple[float, int]], tokens: float,
+                                              tail: float, columns: int) -> None:
+    fragments = sorted(arrivals)
+    line = timeline(fragments, tokens, fragments[-1][0] + tail + 1e-3)
+    curve = line.rate_curve(columns)
+    assert len(curve) == columns and min(curve) >= 0
+    mean = line.mean_rate
+    first, last = fragments[0][0], fragments[-1][0]
+    if last - first <= 0:
+        assert mean is None  # content at one instant has no rate
+        return
+    assert mean is not None
+    assert mean <= max(curve) * (1 + 1e-9)
+    after_first = tokens * sum(c for t, c in fragments if t > first) / sum(c for _, c in fragments)
+    assert mean == pytest.approx(after_first / (last - first))
+    step = line.duration / columns
+    for column, value in enumerate(curve):  # nothing drawn outside the generation span
+        if (column + 1) * step <= first or column * step >= last:
+            assert value == 0
+
+
+def test_a_steady_stream_has_its_mean_as_peak() -> None:
+    line = timeline([(1 + i * 0.01, 4) for i in range(101)], 101.0, 3.0)  # 1 token each
+    assert line.mean_rate == pytest.approx(100)
+    assert max(line.rate_curve(64)) == pytest.approx(100)
+    assert line.rate_curve(64)[:21] == [0.0] * 21  # before the first token (1 s of 3 s)

@@ -11,7 +11,8 @@ Clients speak Anthropic (``POST /v1/messages``), OpenAI chat
 gateway speaks ``--upstream-dialect`` to ``--upstream`` (a base URL as the official
 SDKs take it: OpenAI's ends in ``/v1``). Without ``--api-key-env`` the client's own
 key is forwarded. A client option the upstream's format cannot carry is refused
-with a 400 naming it; ``--drop-unsupported`` drops such options instead (logged).
+with a 400 naming it; ``--drop-unsupported`` drops such options instead (one INFO
+line per option, shown at the default ``--log-level info``).
 ``--carry-key-env`` names the variable holding the key that signs replay-state
 tokens (give every instance behind one address the same key; without it a random
 per-process key is used, with a warning). The request limits (``--max-body-bytes``,
@@ -26,9 +27,11 @@ extra missing.
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import socket
 import sys
+from typing import Any
 
 from ..dialects import request_names
 
@@ -100,7 +103,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "they die (default: 1; about one per core)")
     parser.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a worker's socket
     parser.add_argument("--log-level", default="info",
-                        choices=["critical", "error", "warning", "info", "debug"])
+                        choices=["critical", "error", "warning", "info", "debug"],
+                        help="the server's and the gateway's log lines on stderr (default: "
+                             "info, which shows each dropped option)")
+
+
+def _log_config(level: str) -> dict[str, Any]:
+    """uvicorn's logging configuration plus the ``streamflow`` loggers (the gateway's
+    ``streamflow.gateway``: dropped options, upstream failures, a client that left) on
+    the same handler, at ``level``; without it their INFO lines went nowhere."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["streamflow"] = {"handlers": ["default"], "level": level.upper(),
+                                       "propagate": False}
+    return config
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,9 +158,11 @@ def run(args: argparse.Namespace) -> int:
     if args.listen_fd is not None:  # a worker of --workers: serve the parent's socket
         from ._workers import die_with_parent
         die_with_parent()
-        config = uvicorn.Config(app, log_level=args.log_level, **server_config(server, args.http))
+        config = uvicorn.Config(app, log_level=args.log_level,
+                                log_config=_log_config(args.log_level),
+                                **server_config(server, args.http))
         uvicorn.Server(config).run(sockets=[socket.socket(fileno=args.listen_fd)])
         return 0
     uvicorn.run(app, host=host, port=port, log_level=args.log_level,
-                **server_config(server, args.http))
+                log_config=_log_config(args.log_level), **server_config(server, args.http))
     return 0

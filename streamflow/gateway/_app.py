@@ -68,6 +68,9 @@ from .limits import (
 )
 
 log = logging.getLogger("streamflow.gateway")
+DROP_LINES = 16
+"""The most options ``drop_unsupported`` logs one line each for, per request (the
+rest in one more line): a body of a thousand unknown keys is not a thousand lines."""
 
 
 def client_routes() -> dict[str, str]:
@@ -198,8 +201,11 @@ class Gateway:
         upstream = get_request(self.upstream.dialect)
         lost = upstream.unsupported(chat)
         if lost and self.drop_unsupported:
-            log.info("dropped options the %s upstream cannot carry: %s", upstream.name,
-                     ", ".join(lost))
+            for key in lost[:DROP_LINES]:  # a client's own names: shown as inert, short reprs
+                log.info("dropped %r: the %s upstream cannot carry it", key[:64], upstream.name)
+            if len(lost) > DROP_LINES:
+                log.info("dropped %d more options the %s upstream cannot carry",
+                         len(lost) - DROP_LINES, upstream.name)
             upstream.drop(chat, lost)
         elif lost:
             raise ProtocolError(f"the {upstream.name} upstream cannot carry "

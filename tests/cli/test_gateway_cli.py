@@ -162,3 +162,48 @@ def test_workers_that_die_as_they_start_stop_the_command(
 def test_workers_must_be_a_positive_number() -> None:
     assert main(["gateway", "--workers", "0", "--upstream", "http://x",
                  "--upstream-dialect", "anthropic"]) == 2
+
+
+@pytest.mark.parametrize("level", [[], ["--log-level", "warning"]])
+@pytest.mark.anyio
+async def test_each_dropped_option_is_one_info_line_shown_by_default(level: list[str]) -> None:
+    body = (resources.files("streamflow.demo") / "recordings" / "anthropic-turn1.sse").read_bytes()
+    port = _free_port()
+    async with ReplayServer({"/v1/messages": Route.from_body(body)}) as server:
+        process = await anyio.open_process(
+            [sys.executable, "-m", "streamflow", "gateway", "--listen", f"127.0.0.1:{port}",
+             "--upstream", server.url, "--upstream-dialect", "anthropic", "--drop-unsupported",
+             *level], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            async with httpx.AsyncClient() as client:
+                await _ask(client, port, "k")  # up
+                response = await client.post(
+                    f"http://127.0.0.1:{port}/v1/chat/completions",
+                    json={"model": "m", "stream": True, "seed": 7,
+                          "presence_penalty": 0.5,
+                          "evil\nINFO:     forged": 1,
+                          "messages": [{"role": "user", "content": "hi"}]},
+                    headers={"authorization": "Bearer k"})
+        finally:
+            process.terminate()
+            await process.wait()
+        assert process.stderr is not None
+        err = ""
+        while chunk := await _more(process.stderr):
+            err += chunk
+    assert response.status_code == 200 and response.text.rstrip().endswith("data: [DONE]")
+    dropped = [line for line in err.splitlines() if "dropped" in line]
+    if level:
+        assert dropped == []
+        return
+    assert sorted(dropped) == [f"INFO:     dropped {name}: the anthropic upstream cannot carry it"
+                               for name in ("'evil\\nINFO:     forged'", "'presence_penalty'",
+                                            "'seed'")]
+    assert not any(line.startswith("INFO:     forged") for line in err.splitlines())
+
+
+async def _more(stream: anyio.abc.ByteReceiveStream) -> str:
+    try:
+        return (await stream.receive(1 << 20)).decode()
+    except (anyio.EndOfStream, anyio.ClosedResourceError):
+        return ""

@@ -16,7 +16,7 @@ import anyio
 import httpx
 
 from streamflow.agent import Agent, AgentEvent, AgentResult, http_sender
-from streamflow.dialects._emitter import Emitter
+from streamflow.dialects.base import Emitter
 from streamflow.encoding import encode
 from streamflow.events import Usage
 from streamflow.providers.anthropic import AnthropicProvider

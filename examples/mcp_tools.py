@@ -5,7 +5,7 @@
 ``ToolRegistry``: schemas from the server's tool list, arguments checked against them,
 results back to the model in the provider's format, progress notifications as the run's
 ``tool.progress`` events. Runs offline: a loopback replay server plays the model's two turns
-(``python examples/mcp_tools.py``; needs ``pip install 'streamflow[mcp]'``). For an
+(``python examples/mcp_tools.py``; needs ``pip install 'streamflow-llm[mcp]'``). For an
 HTTP server, ``mcp_http("http://127.0.0.1:8000/mcp")`` works the same way.
 """
 
@@ -17,7 +17,7 @@ import httpx
 
 import streamflow
 from streamflow.agent import http_sender
-from streamflow.dialects._emitter import Emitter
+from streamflow.dialects.base import Emitter
 from streamflow.providers.anthropic import AnthropicProvider
 from streamflow.server import ReplayServer, Route
 from streamflow.tools import mcp_stdio

@@ -1,6 +1,6 @@
 """A chat app whose answers survive reconnects, other instances and restarts (Redis Streams).
 
-Run two instances against one Redis (see README, "Survive reconnects and restarts")::
+Run two instances against one Redis (see docs/resume.md)::
 
     REDIS_URL=redis://127.0.0.1:6399/0 uvicorn examples.resumable_chat:app --port 8001
     REDIS_URL=redis://127.0.0.1:6399/0 uvicorn examples.resumable_chat:app --port 8002
@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
-from importlib.resources import files
-from pathlib import Path
 
 import anyio
 from starlette.applications import Starlette
@@ -35,6 +33,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from streamflow.demo import resolve_recording
 from streamflow.sources import from_async_iterable
 from streamflow.web.resume import ResumableStreams
 
@@ -50,10 +49,9 @@ streams = ResumableStreams(REDIS_URL, heartbeat=HEARTBEAT, max_live=MAX_LIVE,
 
 
 def recording() -> bytes:
-    """The body to replay: ``STREAMFLOW_RECORDING`` or the bundled demo's first turn."""
-    if RECORDING:
-        return Path(RECORDING).read_bytes()
-    return (files("streamflow.demo") / "recordings" / "anthropic-turn1.sse").read_bytes()
+    """The body to replay: ``STREAMFLOW_RECORDING`` (a file, or a bundled recording's name)
+    or the bundled demo's first turn."""
+    return resolve_recording(RECORDING or "anthropic-turn1.sse").read_bytes()
 
 
 async def slow_upstream() -> AsyncIterator[bytes]:

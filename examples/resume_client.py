@@ -1,7 +1,7 @@
 """Read an answer from one instance, hang up half-way, and finish it on another instance.
 
-Usage (two ``examples/resumable_chat.py`` instances sharing one Redis; see README,
-"Survive reconnects and restarts")::
+Usage (two ``examples/resumable_chat.py`` instances sharing one Redis; see
+docs/resume.md, "Two instances and one Redis")::
 
     python examples/resume_client.py http://127.0.0.1:8001 http://127.0.0.1:8002
 
@@ -18,12 +18,12 @@ from __future__ import annotations
 import sys
 import time
 import uuid
-from importlib.resources import files
 
 import anyio
 import httpx
 
 import streamflow
+from streamflow.demo import recording
 from streamflow.sources import from_httpx
 
 
@@ -65,7 +65,7 @@ async def main(first: str, second: str, leave_after: int = 5) -> None:
         async with streamflow.stream(from_httpx(http, rest)) as s:
             more = [event async for event in s]
         print(f"instance 2: {len(more)} more events, from right after {last}")
-    body = (files("streamflow.demo") / "recordings" / "anthropic-turn1.sse").read_bytes()
+    body = recording("anthropic", 1)
     direct = streamflow.StreamDecoder().feed(body)
     print("the whole answer, each event once:", _plain(got + more) == _plain(direct))
     assembler = streamflow.Assembler()

@@ -9,8 +9,17 @@ import time
 from pathlib import Path
 
 import pytest
+from docblocks import private_imports
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def test_the_examples_import_public_names_only() -> None:
+    """No ``streamflow._x`` / ``streamflow.a._b`` module, no ``_name`` from a public one
+    (the docs' blocks are held to the same in tests/docs/test_code_blocks.py)."""
+    found = {p.name: private_imports(p.read_text(encoding="utf-8"))
+             for p in sorted(EXAMPLES.glob("*.py"))}
+    assert {name: names for name, names in found.items() if names} == {}
 
 
 def run_example(name: str, *args: str) -> str:

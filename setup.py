@@ -12,7 +12,7 @@ The metadata lives in ``pyproject.toml``; this file only adds the compiled modul
 
 ``STREAMFLOW_COMPILE=0`` (the default) builds pure Python. An editable build first
 removes the compiled modules an earlier editable build left in the tree.
-See README.md, "Compiled build".
+See docs/performance.md, "Compiled build".
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Both builds run the same workloads in their own interpreter (one process per build
 and round, rounds interleaved: compiled, pure, compiled, pure...): the pure one is
 the same checkout with ``STREAMFLOW_PURE=1``, which loads every module from its
-``.py`` (README, "Compiled build"). Each process times the full typed pipeline, the
+``.py`` (docs/performance.md, "Compiled build"). Each process times the full typed pipeline, the
 sans-IO StreamDecoder, ``assemble()``, the naive loop and the orjson parse floor on
 the mixed workloads (optionally the SDK helpers), and the pipeline against the
 naive loop on one tool argument of 10 KB / 100 KB / 1 MB; only ratios taken inside

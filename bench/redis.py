@@ -185,7 +185,7 @@ async def measure(url: str, counts: list[int], events: int, gap: float, load_eve
     """Added latency beside the floor at each stream count, then the burst's events/s.
 
     ``freeze``: after the warm-up, ``gc.freeze()`` -- what a server does once started
-    (README, "Scaling the servers"): full collections then skip the objects of the
+    (docs/performance.md, "Scaling the servers"): full collections then skip the objects of the
     imports and the pool, which with 200 live streams halves their pauses here.
     """
     await many(url, 2, 10, 0.0, "warm")  # imports, first connections

@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # loaded lazily at run time (see _LAZY below); typed for mypy
 
 __version__ = "0.1.0"
 compiled: bool = _build.is_compiled()
-"""True when the mypyc-compiled hot path runs (README, "Compiled build")."""
+"""True when the mypyc-compiled hot path runs (docs/performance.md, "Compiled build")."""
 
 __all__ = [
     "Agent",

@@ -1,11 +1,12 @@
 """mkdocs hook: the site's pages that are generated, so they never fall behind the code.
 
-* ``index.md`` is the README (its links into ``docs/`` made site-relative, links to
-  files outside the site turned into plain text);
+* ``index.md`` is the README (its links into ``docs/`` made site-relative);
 * ``api/<module>.md`` is one page per public module of the ``streamflow`` package
   (every ``.py`` file and package whose dotted name has no part starting with
   ``_``), each rendered by mkdocstrings from the module's docstrings;
-* the navigation lists the guides, then the API pages grouped by subpackage.
+* the navigation lists the guides, then the API pages grouped by subpackage;
+* on every page, a link to a file outside the site (``../examples/x.py``, which
+  GitHub follows) becomes its label, plain text.
 
 Nothing is imported: the module list comes from the source tree, and mkdocstrings
 reads the sources statically, so the site builds the same on the pure and the
@@ -14,6 +15,7 @@ compiled build, offline.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,9 +25,17 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "streamflow"
-GUIDES = [("Guide (README)", "index.md"), ("Architecture", "ARCHITECTURE.md"),
-          ("Encoders: what each target carries", "ENCODERS.md"),
-          ("Faults", "FAULTS.md"), ("Security", "SECURITY.md")]
+GUIDES = [("Home (README)", "index.md"), ("Getting started", "getting-started.md"),
+          ("Streaming", "streaming.md"), ("Pipelines, operators and sinks", "pipelines.md"),
+          ("Dialects and converting", "dialects.md"),
+          ("Structured output", "structured-output.md"), ("Agents and tools", "agents.md"),
+          ("MCP tools", "mcp.md"), ("Browser UIs", "web.md"),
+          ("Resumable streams (Redis)", "resume.md"), ("Gateway", "gateway.md"),
+          ("Errors, faults and limits", "FAULTS.md"),
+          ("Performance and the compiled build", "performance.md"),
+          ("Command line", "cli.md"), ("Encoders: what each target carries", "ENCODERS.md"),
+          ("Security", "SECURITY.md"), ("Architecture", "ARCHITECTURE.md")]
+LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)")
 
 
 def public_modules() -> list[str]:
@@ -41,20 +51,40 @@ def public_modules() -> list[str]:
     return sorted(set(names))
 
 
+def outside_links_as_text(text: str, folder: Path) -> str:
+    """``text`` with each link to a file outside ``docs/`` (resolved from ``folder``) as
+    its label: the site holds only ``docs/``, and GitHub follows such links itself. A
+    link to the README is one to the home page, ``index.md``."""
+    docs = (ROOT / "docs").resolve()
+
+    def outside(match: re.Match[str]) -> str:
+        label, target = match.group(1), match.group(2)
+        if target.startswith(("http://", "https://", "mailto:", "#")):
+            return match.group(0)
+        file, hash_, anchor = target.partition("#")
+        path = (folder / file).resolve()
+        if path == (ROOT / "README.md").resolve():
+            return f"[{label}]({os.path.relpath(docs / 'index.md', folder)}{hash_}{anchor})"
+        return match.group(0) if path.is_relative_to(docs) and path.exists() else label
+
+    return LINK.sub(outside, text)
+
+
 def _readme() -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = outside_links_as_text(text, ROOT)
     text = re.sub(r"\]\(docs/", "](", text)  # docs/X.md -> X.md inside the site
-
-    def outside(match: re.Match[str]) -> str:  # a file beside the site: its name, no link
-        label, target = match.group(1), match.group(2)
-        if target.startswith(("http://", "https://", "#")) or (ROOT / "docs" / target).exists():
-            return match.group(0)
-        return label
-
-    text = re.sub(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)", outside, text)
     api = ("\n\n## API reference\n\nOne page per public module, from its docstrings: "
            "start at [streamflow](api/streamflow.md).\n")
     return text + api
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    """A guide's links to files outside the site (``../examples/...``) as plain text."""
+    source = getattr(page.file, "abs_src_path", None)
+    if page.file.src_uri == "index.md" or source is None:
+        return markdown  # the README: done in _readme, relative to the repository root
+    return outside_links_as_text(markdown, Path(source).parent)
 
 
 def _api_page(module: str) -> str:

@@ -2,7 +2,8 @@
 
 ``inspect``, ``convert`` and ``replay`` take the name of a recording shipped with
 the package (``anthropic-turn1.sse``, see :func:`streamflow.demo.recording_names`)
-wherever they take a file, so every command in the README runs on a fresh install.
+wherever they take a file, so every command of the docs runs on a fresh install (the
+sources take them too: :func:`streamflow.demo.resolve_recording`).
 A file of that name in the current folder wins.
 """
 

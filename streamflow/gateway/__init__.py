@@ -7,7 +7,7 @@ format with a client path, :func:`client_routes`), each translated to the
 :class:`Gateway` holds the handlers. What a client may send is bounded by
 :mod:`streamflow.gateway.limits`, what the server ``streamflow gateway`` runs by
 :mod:`streamflow.gateway.server`. Needs the ``gateway`` extra (starlette, uvicorn,
-httptools). README, "Gateway", and docs/SECURITY.md have the rest.
+httptools). docs/gateway.md and docs/SECURITY.md have the rest.
 """
 
 from __future__ import annotations

@@ -120,9 +120,9 @@ def test_convert_writes_nothing_for_a_body_that_is_no_stream(tmp_path: Path) -> 
     assert out.read_bytes() == b""
 
 
-def test_the_scheme_is_documented_in_the_readme_and_the_help() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "Exit codes, the same for every command" in readme
+def test_the_scheme_is_documented_in_the_guide_and_the_help() -> None:
+    guide = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert "Exit codes, the same for every command" in guide
     done = streamflow("--help")
     assert done.returncode == 0
     assert "Exit codes, the same for every command" in " ".join(done.stdout.split())

@@ -1,6 +1,6 @@
-"""The README's "Render in a browser" starlette app runs as written.
+"""The chat backend of docs/web.md ("Your own app") runs as written.
 
-The snippet is cut out of README.md and imported as ``app.py``; the provider is the
+The snippet is cut out of docs/web.md and imported as ``app.py``; the provider is the
 demo's loopback server (``ANTHROPIC_BASE_URL``), uvicorn serves the app, and the two
 endpoints get the bodies useChat and an AG-UI HttpAgent send.
 """
@@ -27,11 +27,11 @@ pytestmark = pytest.mark.anyio
 
 
 def readme_app(tmp_path: Path) -> Any:
-    """The app of the README section, imported from its own file."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Render in a browser", 1)[1]
+    """The app of the guide's section, imported from its own file."""
+    guide = (ROOT / "docs" / "web.md").read_text(encoding="utf-8")
+    section = guide.split("## Your own app", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S)
-    assert code is not None, "no python block in the README section"
+    assert code is not None, "no python block in the guide's section"
     path = tmp_path / "app.py"
     path.write_text(code.group(1), encoding="utf-8")
     spec = importlib.util.spec_from_file_location("readme_app", path)

@@ -19,6 +19,7 @@ from ..providers.request import ChatRequest, Part, Turn
 from ._readers import b64_field, obj_list, shown  # noqa: F401 (obj_list: for request.py)
 from ._readers import expect_obj as obj
 from ._readers import opt_index as opt_int  # noqa: F401 (for request.py)
+from .request_base import MAX_MODELS
 
 
 def need(body: Mapping[str, Any], key: str, what: str) -> Any:
@@ -140,3 +141,29 @@ def json_format(value: Any, what: str) -> JSONDict | None:
         if spec.get(key) is not None:
             out[key] = spec[key]
     return out
+
+
+MODEL_TEXT = 256
+"""The longest id or name a model list entry is read with (a longer id: the entry is left out)."""
+
+
+def model_entries(body: Any, key: str, what: str) -> list[dict[str, Any]]:
+    """The objects of the list ``body[key]`` of a model list, at most
+    :data:`~streamflow.dialects.request_base.MAX_MODELS`; an entry of another kind is
+    left out, a body that is no object or a ``key`` that is no list is a ``ProtocolError``."""
+    entries = obj(body, what).get(key)
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise ProtocolError(f"{what}: {key} must be a list, not {shown(entries)}")
+    return [entry for entry in entries if type(entry) is dict][:MAX_MODELS]
+
+
+def model_text(value: Any) -> str | None:
+    """A model list's string of at most :data:`MODEL_TEXT` characters, else ``None``."""
+    return value if isinstance(value, str) and 0 < len(value) <= MODEL_TEXT else None
+
+
+def model_count(value: Any) -> int | None:
+    """A model list's non-negative integer (a time, a token count), else ``None``."""
+    return value if type(value) is int and value >= 0 else None

@@ -6,7 +6,10 @@ request into the neutral :class:`~streamflow.providers.request.ChatRequest`
 dialect needs: where a request goes (``path`` under the base URL, ``client_path``
 where the gateway serves clients of the dialect), how the API key travels
 (``credential``), the fixed headers, the error envelope, the non-streaming answer
-(``reply``) and which neutral options its builder can carry (``takes``).
+(``reply``), which neutral options its builder can carry (``takes``) and its
+model list: where the API lists its models (``models_path``, read by
+``read_models`` into :class:`ModelInfo` s) and where the gateway lists them for
+clients of the dialect, in its shape (``client_models_path``, ``models_body``).
 :class:`~streamflow.providers.base.Provider`, the gateway and the CLI read them
 from the registry (``streamflow.dialects.REQUESTS``), and
 :func:`streamflow.dialects.credential_headers` (the one credential list,
@@ -30,7 +33,8 @@ from ..message import Message
 from ..providers.base import HTTPRequest
 from ..providers.request import ChatRequest
 
-__all__ = ["BASE_CREDENTIALS", "NEUTRAL_OPTIONS", "ErrorInfo", "RequestSide", "reply_id"]
+__all__ = ["BASE_CREDENTIALS", "MAX_MODELS", "NEUTRAL_OPTIONS", "ErrorInfo", "ModelInfo",
+           "RequestSide", "reply_id"]
 
 BASE_CREDENTIALS: tuple[str, ...] = ("authorization", "proxy-authorization", "api-key")
 """Credential headers of no dialect in particular (bearer tokens, Azure's ``api-key``)."""
@@ -53,6 +57,30 @@ class ErrorInfo:
     code: Any = None
 
 
+MAX_MODELS = 1000
+"""The most entries a model list is read with (the rest are left out)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """One model of an API's model list, between the dialects' shapes.
+
+    ``id`` is what a request names; ``display_name`` is for people; ``created`` is in
+    Unix seconds; ``owned_by`` the organisation; ``max_input_tokens`` /
+    ``max_output_tokens`` the context window and the most output tokens;
+    ``deprecated`` a model still served but on its way out. ``None``: the list did
+    not say.
+    """
+
+    id: str
+    display_name: str | None = None
+    created: int | None = None
+    owned_by: str | None = None
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    deprecated: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class RequestSide:
     """The request side of one dialect (see the module doc).
@@ -69,6 +97,10 @@ class RequestSide:
     wants ``max_completion_tokens``);
     ``codec`` names the registered decoder/encoder its streams use (default: ``name``;
     an OpenAI-compatible API with its own path or key header reuses ``openai-chat``'s).
+    ``models_path`` is the API's model list under the base URL (``GET``, its query
+    included; ``None``: it has none) and ``read_models(body)`` its entries;
+    ``client_models_path`` is where the gateway lists models for clients of the
+    dialect and ``models_body(models)`` the list in the dialect's shape.
     """
 
     name: str
@@ -84,6 +116,10 @@ class RequestSide:
     takes: frozenset[str] = frozenset()
     tune: Callable[[JSONDict, str], None] | None = None
     codec: str = ""
+    models_path: str | None = None
+    read_models: Callable[[Any], list[ModelInfo]] | None = None
+    client_models_path: str | None = None
+    models_body: Callable[[list[ModelInfo]], JSONDict] | None = None
 
     @property
     def stream_dialect(self) -> str:
@@ -96,6 +132,18 @@ class RequestSide:
         if api_key:
             out[self.credential] = f"Bearer {api_key}" if self.bearer else api_key
         return out
+
+    def sent_by(self, headers: Mapping[str, str]) -> bool:
+        """Whether a request with ``headers`` carries every fixed header of this dialect
+        (``anthropic-version``), as its SDK sends them: how the gateway tells apart the
+        clients of dialects sharing a path (``GET /v1/models``). Names are lowercase."""
+        return all(name in headers for name in self.headers)
+
+    def models_url(self, base_url: str) -> str | None:
+        """The URL of the API's model list under ``base_url`` (``None``: it has none)."""
+        if self.models_path is None or self.read_models is None:
+            return None
+        return base_url.rstrip("/") + self.models_path
 
     def url(self, base_url: str, model: str) -> str:
         """The endpoint URL under ``base_url`` for ``model``."""

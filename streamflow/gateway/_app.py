@@ -17,6 +17,8 @@ the upstream's dialect goes on as it is, forced to stream), decodes the upstream
 stream and writes it back through the one encode routine
 (:class:`~streamflow.dialects.encoder.BodyWriter`) with the client dialect's
 encoder as it arrives. ``stream: false`` gets the format's non-streaming body.
+``GET /v1/models`` lists the upstream's models in the client's shape
+(``gateway._models``).
 
 Nothing the client asked for is lost on the way: an option the upstream's format
 cannot carry (``response_format`` towards Anthropic, ``stop`` towards Responses,
@@ -56,6 +58,7 @@ from ..providers import HTTPRequest
 from ..providers.request import ChatRequest
 from ._carry import Carrier, process_key, restore
 from ._envelopes import ClientError, error_response
+from ._models import ModelsRoute, models_routes
 from ._response import EventStreamResponse
 from ._upstream import Upstream
 from .limits import (
@@ -305,6 +308,8 @@ def create_app(upstream: str | Upstream, upstream_dialect: str | None = None, *,
 
     routes = [Route(path, gateway.handler(dialect), methods=["POST"])
               for path, dialect in client_routes().items()]
+    routes += [Route(path, ModelsRoute(target, dialects, request_limits), methods=["GET"])
+               for path, dialects in models_routes().items()]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.gateway = gateway
     return app

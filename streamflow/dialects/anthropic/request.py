@@ -36,6 +36,7 @@ from .._request_values import (
     text_of,
 )
 from ..request_base import RequestSide
+from . import _models
 from ._content import block, messages, parts
 from .reply import error_body, message_body
 
@@ -183,5 +184,7 @@ REQUEST = RequestSide(
     error_body=error_body, reply=message_body,
     takes=frozenset({"max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice",
                      "parallel_tool_calls", "thinking", "top_k", "user",
-                     "response_format"}))
+                     "response_format"}),
+    models_path=_models.MODELS_PATH, read_models=_models.read_models,
+    client_models_path="/v1/models", models_body=_models.models_body)
 """The request side of the Anthropic Messages API (see :mod:`streamflow.dialects.request_base`)."""

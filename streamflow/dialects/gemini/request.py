@@ -30,6 +30,7 @@ from ...events import (
 from ...providers.request import ChatRequest, Part, ToolResultPart, budget_of
 from .._request_values import arguments_object
 from ..request_base import ErrorInfo, RequestSide
+from . import _models
 
 __all__ = ["REQUEST", "build", "error_body"]
 
@@ -145,5 +146,6 @@ REQUEST = RequestSide(
     credential="x-goog-api-key", bearer=False, error_body=error_body,
     takes=frozenset({"max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice",
                      "thinking", "response_format", "seed", "top_k", "frequency_penalty",
-                     "presence_penalty"}))
+                     "presence_penalty"}),
+    models_path=_models.MODELS_PATH, read_models=_models.read_models)
 """The request side of Gemini (an upstream only: no parser, no client route)."""

@@ -57,6 +57,7 @@ from .._request_values import (
     text_of,
 )
 from ..request_base import RequestSide
+from . import _models
 from ._assistant import assistant_message, reasoning_items
 from .reply import error_body, message_body
 
@@ -283,5 +284,7 @@ REQUEST = RequestSide(
     error_body=error_body, reply=message_body, tune=_tune,
     takes=frozenset({"max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice",
                      "parallel_tool_calls", "thinking", "response_format", "seed",
-                     "frequency_penalty", "presence_penalty", "user", "metadata", "n"}))
+                     "frequency_penalty", "presence_penalty", "user", "metadata", "n"}),
+    models_path=_models.MODELS_PATH, read_models=_models.read_models,
+    client_models_path="/v1/models", models_body=_models.models_body)
 """The request side of OpenAI chat (see :mod:`streamflow.dialects.request_base`)."""

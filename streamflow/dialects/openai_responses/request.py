@@ -58,6 +58,7 @@ from .._request_values import (
     shown,
     text_of,
 )
+from ..openai_chat import _models as openai_models
 from ..openai_chat.reply import error_body
 from ..request_base import RequestSide
 from .reply import message_body
@@ -290,5 +291,7 @@ REQUEST = RequestSide(
     client_path="/v1/responses", credential="authorization", bearer=True,
     error_body=error_body, reply=message_body,
     takes=frozenset({"max_tokens", "temperature", "top_p", "tools", "tool_choice",
-                     "parallel_tool_calls", "thinking", "response_format", "user", "metadata"}))
+                     "parallel_tool_calls", "thinking", "response_format", "user", "metadata"}),
+    models_path=openai_models.MODELS_PATH, read_models=openai_models.read_models,
+    client_models_path="/v1/models", models_body=openai_models.models_body)
 """The request side of OpenAI Responses (see :mod:`streamflow.dialects.request_base`)."""

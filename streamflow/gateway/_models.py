@@ -15,9 +15,10 @@ with (none: an empty list).
 
 The route is no proxy: the URL is the upstream's fixed list path (nothing of the
 client's path, query or headers goes on but its key), ``GET`` only, no redirect
-followed; the answer is read within :data:`MODELS_TIMEOUT` seconds and
-:data:`MAX_MODELS_BYTES`, parsed within the gateway's JSON limits and cut to
-``request_base.MAX_MODELS`` entries; an upstream failure is answered with its status
+followed (the upstream's own client follows none; a redirect is a 502); the
+answer is read within :data:`MODELS_TIMEOUT` seconds and :data:`MAX_MODELS_BYTES`,
+parsed within the gateway's JSON limits and cut to ``request_base.MAX_MODELS``
+entries; an upstream failure is answered with its status
 (a 502 or 504 when it has none) in the client's envelope, in the gateway's own
 words: nothing the upstream said reaches the client (it may quote a key or its
 own addresses; the log has it). The configured model is listed only to a client

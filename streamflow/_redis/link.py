@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from .._extras import require
 from ..errors import ProtocolError, StreamflowError, TransportError
 
 MAX_CONNECTIONS = 10_000  # one per blocked reader: a pool must not cap live streams
@@ -66,15 +67,13 @@ class RedisLink:
     """
 
     def __init__(self, url: str, *, socket_timeout: float | None = 30.0) -> None:
-        try:
-            import redis
-            import redis.asyncio
-            from redis.backoff import ExponentialBackoff
-            from redis.exceptions import ConnectionError as LostConnection
-            from redis.exceptions import TimeoutError as NoReply
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ImportError("streamflow's Redis support needs redis-py: "
-                              "pip install 'streamflow-llm[redis]'") from exc
+        require("streamflow's Redis support", "redis", "redis")
+        import redis
+        import redis.asyncio
+        from redis.backoff import ExponentialBackoff
+        from redis.exceptions import ConnectionError as LostConnection
+        from redis.exceptions import TimeoutError as NoReply
+
         self.url = url
         self.threaded = not _on_asyncio()
         self.reply_timeout = None if self.threaded else socket_timeout  # ours, on asyncio

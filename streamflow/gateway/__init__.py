@@ -12,6 +12,10 @@ httptools). docs/gateway.md and docs/SECURITY.md have the rest.
 
 from __future__ import annotations
 
+from .._extras import require
+
+require("streamflow.gateway", "gateway", "starlette", "uvicorn", "httptools")
+
 from ._app import Gateway, client_routes, create_app
 from ._upstream import Upstream
 

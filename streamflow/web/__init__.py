@@ -13,12 +13,10 @@ as the ``UIMessage`` to store. ``streamflow demo --web`` is the web demo.
 
 from __future__ import annotations
 
-try:
-    import starlette  # noqa: F401
-    import uvicorn  # noqa: F401
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("streamflow.web needs the web extra: "
-                      "pip install 'streamflow-llm[web]'") from exc
+from .._extras import require
+
+require("streamflow.web", "web", "starlette", "uvicorn", "ag_ui")
+
 
 from ._answer import Answer, FinishStatus, OnFinish, to_ui_message
 from ._drive import AgentRun, EncoderSink, agent_resume, agent_run, approvals

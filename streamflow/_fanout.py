@@ -11,7 +11,7 @@ registered as a reactivex observer, calling each sink's bound ``on_next`` it kee
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import FunctionType
 from typing import Any
 
@@ -23,7 +23,12 @@ from .errors import CancelledStreamError, StreamflowError
 from .events import UniEvent
 from .message import Assembler, Message
 from .outcome import StreamFailure, StreamRestart
+from .redaction import scrub_error
 from .sinks.base import AsyncSink, AsyncSinkFeeder, SinkError
+
+
+def _no_secrets() -> Iterable[str]:
+    return ()
 
 
 class _Callable:
@@ -68,6 +73,10 @@ class FanOut:
         self.finished = False
         self.foreign: str | None = None  # the type of the first item that is no UniEvent
         self.done: anyio.Event | None = None
+        #: the credential values the run's source sent (the Run sets it): a stream's
+        #: error is scrubbed of them, and of anything shaped like one, before any sink
+        #: sees it (:func:`streamflow.redaction.scrub_error`)
+        self.secrets: Callable[[], Iterable[str]] = _no_secrets
 
     def add(self, target: Any) -> None:
         """Feed ``target`` (an observer) too, after the others."""
@@ -117,6 +126,7 @@ class FanOut:
     def on_error(self, error: Exception) -> None:
         if self.finished:
             return
+        scrub_error(error, self.secrets())
         if isinstance(error, StreamflowError):
             error.with_partial(self.message)
         self.error = error

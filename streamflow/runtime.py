@@ -72,6 +72,7 @@ class Run:
                  transforms: Sequence[Any] = ()) -> None:
         self.source: Observable[Any] = as_source(source, caller=caller)
         self.fan = FanOut(sinks)
+        self.fan.secrets = lambda: source_secrets(self.source)
         self.transforms = [as_operator(t) for t in transforms]
         self._decoder: StreamDecoder | None = None
         self.dialect, self.framing, self.limits = dialect, framing, limits
@@ -201,6 +202,21 @@ class Run:
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
+
+
+def source_secrets(source: Any) -> frozenset[str]:
+    """The credential values ``source`` sent (an HTTP source's ``secrets``), looked for
+    through the sources wrapping another (a ``pipeline()``'s ``upstream``, a recorder's
+    or a fault's ``inner``)."""
+    for _ in range(8):
+        found = getattr(source, "secrets", None)
+        if isinstance(found, frozenset):
+            return found
+        inner = getattr(source, "upstream", None) or getattr(source, "inner", None)
+        if inner is None:
+            break
+        source = inner
+    return frozenset()
 
 
 def as_operator(transform: Any) -> Any:

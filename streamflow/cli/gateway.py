@@ -111,12 +111,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _log_config(level: str) -> dict[str, Any]:
     """uvicorn's logging configuration plus the ``streamflow`` loggers (the gateway's
     ``streamflow.gateway``: dropped options, upstream failures, a client that left) on
-    the same handler, at ``level``; without it their INFO lines went nowhere."""
+    the same handler, at ``level``; without it their INFO lines went nowhere. Every
+    handler masks credentials (:class:`streamflow.redaction.RedactingFilter`)."""
     from uvicorn.config import LOGGING_CONFIG
 
     config = copy.deepcopy(LOGGING_CONFIG)
     config["loggers"]["streamflow"] = {"handlers": ["default"], "level": level.upper(),
                                        "propagate": False}
+    # no credential in any line on stderr, uvicorn's included (an access line's ?key=)
+    config.setdefault("filters", {})["redact"] = {"()": "streamflow.redaction.RedactingFilter"}
+    for handler in config["handlers"].values():
+        handler.setdefault("filters", []).append("redact")
     return config
 
 

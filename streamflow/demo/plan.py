@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -38,7 +38,7 @@ class Plan:
     mode: Literal["replay", "live"]
     dialect: str
     base_url: str | None = None
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # no key in a repr
     reason: str = ""
 
     @property

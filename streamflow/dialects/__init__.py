@@ -8,7 +8,8 @@ maps a target name to its :class:`Encoder` (``encode.py`` beside ``decode.py``);
 a request side to the :class:`~streamflow.dialects.request_base.RequestSide` its
 ``request.py`` declares (parser, builder, endpoints, credentials, error envelope);
 providers, the gateway (one client route per format with a ``client_path``), the
-CLI and redaction (:func:`credential_headers`) read them from here.
+CLI and redaction (:func:`credential_headers`, :func:`credential_params`: the one
+credential list :mod:`streamflow.redaction` masks with) read them from here.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
     from .request_base import RequestSide
 
 __all__ = ["DIALECTS", "ENCODERS", "REQUESTS", "Decoder", "Encoder", "credential_headers",
-           "detect_dialect", "dialect_names", "encoder_names", "get_dialect", "get_encoder",
-           "get_request", "request_names"]
+           "credential_params", "detect_dialect", "dialect_names", "encoder_names", "get_dialect",
+           "get_encoder", "get_request", "request_names"]
 
 DIALECTS: dict[str, str] = {
     "anthropic": "streamflow.dialects.anthropic.decode:AnthropicDecoder",
@@ -116,6 +117,15 @@ def credential_headers() -> frozenset[str]:
     """Every header that carries a credential: the one list redaction and the gateway use."""
     from .request_base import BASE_CREDENTIALS
     return frozenset(BASE_CREDENTIALS) | {get_request(n).credential for n in REQUESTS}
+
+
+def credential_params() -> frozenset[str]:
+    """Every query parameter that carries a credential (lowercase): Gemini's ``key`` and
+    the rest of the request sides' ``credential_param``, plus ``BASE_CREDENTIAL_PARAMS``.
+    With :func:`credential_headers`, the one list :mod:`streamflow.redaction` uses."""
+    from .request_base import BASE_CREDENTIAL_PARAMS
+    sides = (get_request(n).credential_param for n in REQUESTS)
+    return frozenset(BASE_CREDENTIAL_PARAMS) | {p.lower() for p in sides if p}
 
 
 def detect_dialect(frame: Any, framing: str) -> str | None:

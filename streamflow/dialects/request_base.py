@@ -5,15 +5,18 @@ request into the neutral :class:`~streamflow.providers.request.ChatRequest`
 (``parse``), writes one (``build``), and states the facts every user of the
 dialect needs: where a request goes (``path`` under the base URL, ``client_path``
 where the gateway serves clients of the dialect), how the API key travels
-(``credential``), the fixed headers, the error envelope, the non-streaming answer
+(``credential``, and ``credential_param`` when the API also takes it in the
+query), the fixed headers, the error envelope, the non-streaming answer
 (``reply``), which neutral options its builder can carry (``takes``) and its
 model list: where the API lists its models (``models_path``, read by
 ``read_models`` into :class:`ModelInfo` s) and where the gateway lists them for
 clients of the dialect, in its shape (``client_models_path``, ``models_body``).
 :class:`~streamflow.providers.base.Provider`, the gateway and the CLI read them
 from the registry (``streamflow.dialects.REQUESTS``), and
-:func:`streamflow.dialects.credential_headers` (the one credential list,
-redaction included) is the union of every dialect's ``credential``.
+:func:`streamflow.dialects.credential_headers` and
+:func:`~streamflow.dialects.credential_params` (the one credential list,
+:mod:`streamflow.redaction` included) are the unions of every dialect's
+``credential`` and ``credential_param``.
 
 ``RequestSide.http_request(base_url, request, api_key=...)`` is the streaming
 upstream request. Base URLs follow the official SDKs: OpenAI's includes ``/v1``,
@@ -33,11 +36,17 @@ from ..message import Message
 from ..providers.base import HTTPRequest
 from ..providers.request import ChatRequest
 
-__all__ = ["BASE_CREDENTIALS", "MAX_MODELS", "NEUTRAL_OPTIONS", "ErrorInfo", "ModelInfo",
-           "RequestSide", "reply_id"]
+__all__ = ["BASE_CREDENTIALS", "BASE_CREDENTIAL_PARAMS", "MAX_MODELS", "NEUTRAL_OPTIONS",
+           "ErrorInfo", "ModelInfo", "RequestSide", "reply_id"]
 
 BASE_CREDENTIALS: tuple[str, ...] = ("authorization", "proxy-authorization", "api-key")
 """Credential headers of no dialect in particular (bearer tokens, Azure's ``api-key``)."""
+
+BASE_CREDENTIAL_PARAMS: tuple[str, ...] = (
+    "api_key", "api-key", "apikey", "access_token", "token", "sig", "x-amz-security-token",
+    "x-amz-signature")
+"""Query parameters of no dialect in particular that carry a credential (matched without
+case): API keys and OAuth tokens in the URL, Azure SAS and AWS presigned signatures."""
 
 NEUTRAL_OPTIONS: frozenset[str] = frozenset({
     "max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice", "parallel_tool_calls",
@@ -89,7 +98,9 @@ class RequestSide:
     only, an upstream such as Gemini); ``path`` is the upstream endpoint under the
     base URL (``{model}`` filled in); ``client_path`` the route the gateway serves
     for clients of the dialect (``None``: not served); ``credential`` the header
-    carrying the API key (``bearer``: as ``Bearer <key>``); ``headers`` are sent on
+    carrying the API key (``bearer``: as ``Bearer <key>``); ``credential_param`` the
+query parameter the API also takes a key in (Gemini's ``?key=``; ``None``: none),
+never written by ``build`` but redacted wherever a URL is shown; ``headers`` are sent on
     every request; ``error_body(info)`` is the dialect's error envelope; ``reply``
     the non-streaming answer of a message (``None``: streams only); ``takes`` the
     neutral options (names of :data:`NEUTRAL_OPTIONS`) ``build`` carries;
@@ -111,6 +122,7 @@ class RequestSide:
     client_path: str | None = None
     credential: str = "authorization"
     bearer: bool = True
+    credential_param: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     reply: Callable[[Message], JSONDict] | None = None
     takes: frozenset[str] = frozenset()

@@ -33,7 +33,6 @@ never mix.
 
 from __future__ import annotations
 
-import logging
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -56,6 +55,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Assembler, Message
 from ..providers import HTTPRequest
 from ..providers.request import ChatRequest
+from ..redaction import redacting_logger
 from ._carry import Carrier, process_key, restore
 from ._envelopes import ClientError, error_response
 from ._models import ModelsRoute, models_routes
@@ -70,7 +70,7 @@ from .limits import (
     read_body,
 )
 
-log = logging.getLogger("streamflow.gateway")
+log = redacting_logger("streamflow.gateway")  # no credential in a line
 DROP_LINES = 16
 """The most options ``drop_unsupported`` logs one line each for, per request (the
 rest in one more line): a body of a thousand unknown keys is not a thousand lines."""

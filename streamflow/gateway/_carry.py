@@ -37,7 +37,6 @@ import binascii
 import hashlib
 import hmac
 import json
-import logging
 import secrets
 from dataclasses import replace
 from typing import Any
@@ -52,13 +51,14 @@ from ..events import (
     UniEvent,
 )
 from ..providers.request import ChatRequest, ToolResultPart
+from ..redaction import redacting_logger
 
 PREFIX = "sf1_"
 ID_MARK = "__" + PREFIX
 _BARE = frozenset({"signature", "thought_signature"})
 _MAC_CHARS = 22  # 16 bytes of HMAC-SHA256, URL-safe base64 without padding
 
-log = logging.getLogger("streamflow.gateway")
+log = redacting_logger("streamflow.gateway")  # no credential in a line
 _process_key: bytes | None = None
 
 

@@ -28,7 +28,6 @@ upstream judges it).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 
 import anyio
@@ -46,12 +45,13 @@ from ..errors import (
     StreamflowError,
     StreamTimeoutError,
 )
+from ..redaction import redacting_logger
 from ..sources.http import AsyncHTTPSource
 from ._envelopes import ClientError, error_response
 from ._upstream import Upstream, client_key
 from .limits import GatewayLimits, parse_body
 
-log = logging.getLogger("streamflow.gateway")
+log = redacting_logger("streamflow.gateway")  # no credential in a line
 
 MODELS_TIMEOUT = 15.0
 """Seconds the upstream has to answer its model list, body included (then a 504)."""

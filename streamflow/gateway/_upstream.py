@@ -26,6 +26,7 @@ from ..events import UniEvent
 from ..limits import DEFAULT_LIMITS, Limits
 from ..providers import HTTPRequest
 from ..providers.request import ChatRequest
+from ..redaction import REDACTED, redact_headers, redact_url, scrub_error, secrets_in
 from ..sources.http import AsyncHTTPSource
 from ._envelopes import ClientError
 from ._h1 import H1Transport
@@ -67,6 +68,14 @@ class Upstream:
     headers: dict[str, str] = field(default_factory=dict)
     _owned: bool = field(default=False, repr=False)
 
+    def __repr__(self) -> str:
+        """No credential: ``api_key='<redacted>'`` when one is set, the URL's credential
+        parameters and the extra headers' credential values masked."""
+        key = REDACTED if self.api_key else None
+        return (f"Upstream(url={redact_url(self.url)!r}, dialect={self.dialect!r}, "
+                f"api_key={key!r}, model={self.model!r}, "
+                f"headers={redact_headers(self.headers)!r})")
+
     def http_client(self) -> httpx.AsyncClient:
         """The ``httpx.AsyncClient`` requests go through (made on first use)."""
         if self.client is None:
@@ -106,12 +115,14 @@ class Upstream:
                                                  headers=request.headers, content=request.body),
             limits=self.limits)
         reader = ChunkReader(self.limits, source.map_error)  # the deadline counts from here
+        secrets = secrets_in(request.headers, request.url)
         try:
             async with AsyncExitStack() as stack:
                 chunks = await reader.open(stack, source.open())
-                yield _events(chunks, StreamDecoder(self.dialect, limits=self.limits), reader)
+                yield _events(chunks, StreamDecoder(self.dialect, limits=self.limits), reader,
+                              secrets)
         except httpx.HTTPError as exc:
-            raise source.map_error(exc) from exc
+            raise scrub_error(source.map_error(exc), secrets) from exc
 
 
 CACHED_URL_CHARS = 2048
@@ -130,22 +141,27 @@ def _parsed(url: str) -> httpx.URL:
     return httpx.URL(url)
 
 
-async def _events(chunks: AsyncIterator[bytes], decoder: StreamDecoder,
-                  reader: ChunkReader) -> AsyncIterator[list[UniEvent]]:
+async def _events(chunks: AsyncIterator[bytes], decoder: StreamDecoder, reader: ChunkReader,
+                  secrets: frozenset[str]) -> AsyncIterator[list[UniEvent]]:
     """Decode ``chunks`` read by THE chunk reader (idle timeout, deadline, typed errors);
-    a failure carries the partial message."""
+    a failure carries the partial message and none of the request's credentials (an
+    upstream's in-band error may quote the key it was sent)."""
     try:
-        while True:
-            try:
-                chunk = await reader.next(chunks)
-            except StreamflowError as exc:
-                exc.with_partial(decoder.partial)
-                raise
-            if chunk is None:
-                break
-            events = decoder.feed(chunk)
-            if events:
-                yield events
-    finally:
-        reader.close()
-    yield decoder.close()
+        try:
+            while True:
+                try:
+                    chunk = await reader.next(chunks)
+                except StreamflowError as exc:
+                    exc.with_partial(decoder.partial)
+                    raise
+                if chunk is None:
+                    break
+                events = decoder.feed(chunk)
+                if events:
+                    yield events
+        finally:
+            reader.close()
+        yield decoder.close()
+    except StreamflowError as exc:
+        scrub_error(exc, secrets)
+        raise

@@ -32,7 +32,7 @@ from .base import HTTPRequest, JSONDict, Provider
 __all__ = ["API_VERSION", "AnthropicProvider"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class AnthropicProvider(Provider):
     """Anthropic Messages request builder; ``thinking_budget`` enables extended thinking."""
 

@@ -41,15 +41,24 @@ class HTTPRequest:
         return to_json(self.json)
 
     def redacted_headers(self) -> dict[str, str]:
-        """The headers with credentials masked (for logs and ``--dry-run`` output).
+        """The headers with credentials masked (``'x-api-key': '<redacted>'``,
+        ``'authorization': 'Bearer <redacted>'``), as the repr shows them.
 
         The credential headers are those of every registered request side
         (:func:`streamflow.dialects.credential_headers`), so a new dialect's key
-        header is masked too.
+        header is masked too (:mod:`streamflow.redaction`).
         """
-        from ..dialects import credential_headers
-        secret = credential_headers()
-        return {k: ("***" if k.lower() in secret else v) for k, v in self.headers.items()}
+        from ..redaction import redact_headers
+        return redact_headers(self.headers)
+
+    def __repr__(self) -> str:
+        """The request with no credential in it: header names kept, their values masked,
+        the URL's credential parameters (``?key=``) masked (:mod:`streamflow.redaction`)."""
+        from ..redaction import redact_url, redact_value, secrets_in
+        known = secrets_in(self.headers, self.url)
+        return (f"HTTPRequest(url={redact_url(self.url, known)!r}, "
+                f"headers={self.redacted_headers()!r}, json={redact_value(self.json, known)!r}, "
+                f"method={self.method!r})")
 
 
 @dataclass(slots=True)
@@ -69,7 +78,7 @@ class Provider(ABC):
     default_model: ClassVar[str] = ""
 
     model: str = ""
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     base_url: str | None = None
     max_tokens: int = 2048
     system: str | None = None
@@ -81,6 +90,30 @@ class Provider(ABC):
         if self.api_key is None and self.env_key:
             self.api_key = os.environ.get(self.env_key) or None
         self.base_url = (self.base_url or self.default_base_url).rstrip("/")
+
+    def __repr__(self) -> str:
+        """The provider's fields with no credential: ``api_key='<redacted>'`` when one is
+        set, ``base_url``'s credential parameters and ``extra_headers``' credential
+        values masked. (A subclass must be a ``@dataclass(repr=False)`` to keep it; one
+        that is not still leaves ``api_key`` out.)"""
+        from dataclasses import fields
+
+        from ..redaction import REDACTED, redact_headers, redact_url, redact_value
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "api_key":
+                shown: Any = REDACTED if value else value
+            elif not f.repr:
+                continue
+            elif f.name == "base_url" and isinstance(value, str):
+                shown = redact_url(value)
+            elif f.name == "extra_headers":
+                shown = redact_headers(value)
+            else:
+                shown = redact_value(value)
+            parts.append(f"{f.name}={shown!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
 
     def http_headers(self) -> dict[str, str]:
         """The request headers: JSON in, SSE out, the dialect's fixed and credential

@@ -34,7 +34,7 @@ from .base import HTTPRequest, JSONDict, Provider
 __all__ = ["OpenAIChatProvider"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class OpenAIChatProvider(Provider):
     """OpenAI-compatible chat request builder (see the module doc)."""
 

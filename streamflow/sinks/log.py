@@ -18,7 +18,9 @@ cannot forge a second record and no escape sequence reaches a console; the
 ``extra`` fields keep the raw values for structured formatters.
 
 Every value is JSON-friendly (str, int, float, None, dicts and lists of those);
-:meth:`LogSink.to_dict` returns the same dict at any time.
+:meth:`LogSink.to_dict` returns the same dict at any time. No credential is in a
+record: the fields and ``extra`` go through :func:`streamflow.redaction.redact_value`
+(a key in an error message, a ``?key=`` URL, an ``authorization`` field masked).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 from ..errors import CancelledStreamError
 from ..events import JSONDict, UniEvent
 from ..outcome import StreamRestart
+from ..redaction import redact_value
 from .base import BaseSink
 from .sanitize import escape_controls
 from .stats import Clock, StreamStats
@@ -97,7 +100,8 @@ class LogSink(BaseSink):
             error_type=error.get("type"),
             error_message=error.get("message"),
         )
-        return data
+        cleaned: JSONDict = redact_value(data)
+        return cleaned
 
     def _emit(self, error: BaseException | None) -> None:
         if self.stats.done:
@@ -112,7 +116,7 @@ class LogSink(BaseSink):
             level = max(self.level, logging.ERROR)
         if not self.logger.isEnabledFor(level):
             return
-        extra = {**self.extra, **data, "streamflow": data}
+        extra = {**redact_value(self.extra), **data, "streamflow": data}
         self.logger.log(level, "%s", _summary(data), extra=extra)
 
 

@@ -39,11 +39,13 @@ when given, else of the current span. An Agent run's ``invoke_agent`` and
 from __future__ import annotations
 
 import time
+import traceback
 from typing import Any
 
 from ..errors import CancelledStreamError, StreamflowError
 from ..events import UniEvent
 from ..outcome import StreamRestart
+from ..redaction import redact_text, scrub_error
 from . import semconv as sc
 from .base import BaseSink
 from .sanitize import escape_controls
@@ -61,6 +63,15 @@ def _trace_api() -> Any:
         raise ImportError("OtelSink needs the OpenTelemetry API: "
                           "pip install 'streamflow-llm[otel]' (opentelemetry-api)") from None
     return trace
+
+
+def record_exception(span: Any, error: BaseException) -> None:
+    """``span.record_exception(error)`` with no credential in the event: the error is
+    scrubbed first and its message and stack trace masked again as written."""
+    scrub_error(error)
+    stack = "".join(traceback.format_exception(error))
+    span.record_exception(error, attributes={"exception.message": redact_text(str(error)),
+                                             "exception.stacktrace": redact_text(stack)})
 
 
 class ClientMetrics:
@@ -203,9 +214,9 @@ class OtelSink(BaseSink):
             span.set_attribute(sc.ERROR_TYPE, error_type)
             message = error.message if isinstance(error, StreamflowError) else str(error)
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR,
-                                               escape_controls(message)))
+                                               escape_controls(redact_text(message))))
             if not cancelled:
-                span.record_exception(error)
+                record_exception(span, error)
         span.end()
         if self.metrics is not None:
             self.metrics.record(stats, self._common(), error_type)

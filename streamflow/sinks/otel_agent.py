@@ -30,8 +30,9 @@ from typing import Any
 from pydantic_core import to_json
 
 from ..errors import CancelledStreamError, StreamflowError
+from ..redaction import redact_text
 from . import semconv as sc
-from .otel import INSTRUMENTATION, ClientMetrics, OtelSink, _trace_api
+from .otel import INSTRUMENTATION, ClientMetrics, OtelSink, _trace_api, record_exception
 from .sanitize import escape_controls
 
 __all__ = ["AgentTelemetry"]
@@ -198,8 +199,8 @@ class AgentTelemetry:
             kind = content.get("error") if isinstance(content, dict) else None
             span.set_attribute(sc.ERROR_TYPE, str(kind or "tool_error"))
             message = content.get("message") if isinstance(content, dict) else None
-            span.set_status(self._trace.Status(self._trace.StatusCode.ERROR,
-                                               escape_controls(str(message or kind or ""))))
+            span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, escape_controls(
+                redact_text(str(message or kind or "")))))
         span.end()
 
     def _end(self, error: BaseException | None, result: Any) -> None:
@@ -226,7 +227,7 @@ class AgentTelemetry:
             span.set_attribute(sc.ERROR_TYPE, _error_type(error))
             text = error.message if isinstance(error, StreamflowError) else str(error)
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR,
-                                               escape_controls(text)))
+                                               escape_controls(redact_text(text))))
             if isinstance(error, Exception) and not isinstance(error, CancelledStreamError):
-                span.record_exception(error)
+                record_exception(span, error)
         span.end()

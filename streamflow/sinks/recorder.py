@@ -12,7 +12,9 @@ File format (``.sfrec.jsonl``; JSON Lines, ASCII, one object per line)::
 * Line 1, the header: ``streamflow_recording`` is the format version (1);
   ``dialect`` and ``framing`` are the names given to the recorder (``null`` when
   auto-detected); ``created`` is the wall-clock start (ISO 8601, UTC); ``meta`` is
-  free-form (request parameters, provider URL...).
+  free-form (request parameters, provider URL...), written with no credential in it
+  (:func:`streamflow.redaction.redact_value`: an ``authorization`` field, a ``?key=``
+  in a URL masked), as is the end line's error.
 * ``{"t", "chunk"}``: one body chunk exactly as it arrived, base64; ``t`` is seconds
   since the recorder started (monotonic clock, microsecond precision).
 * ``{"t", "event"}``: one UniEvent in its JSON form (:meth:`UniEvent.to_dict`).
@@ -58,6 +60,7 @@ from ..errors import CancelledStreamError, StreamflowError
 from ..events import JSONDict, UniEvent
 from ..outcome import StreamRestart
 from ..recording import FORMAT_VERSION, MAGIC, Recording, is_recording, read_recording
+from ..redaction import redact_text, redact_value
 from .base import BaseSink
 from .stats import Clock
 
@@ -92,7 +95,7 @@ class Recorder(BaseSink):
         self._tapped = False
         created = dt.datetime.now(dt.UTC).isoformat()
         self._write({MAGIC: FORMAT_VERSION, "dialect": dialect, "framing": framing,
-                     "created": created, "meta": meta or {}})
+                     "created": created, "meta": redact_value(meta or {})})
 
     # ----------------------------------------------------------------- writing
 
@@ -140,11 +143,12 @@ class Recorder(BaseSink):
                 line["end"] = "completed"
             elif isinstance(error, CancelledStreamError):
                 line["end"] = "cancelled"
-                line["reason"] = error.message
+                line["reason"] = redact_text(error.message)
             else:
                 line["end"] = "error"
-                line["error"] = (error.to_dict() if isinstance(error, StreamflowError)
-                                 else {"type": type(error).__name__, "message": str(error)})
+                line["error"] = redact_value(
+                    error.to_dict() if isinstance(error, StreamflowError)
+                    else {"type": type(error).__name__, "message": str(error)})
             self._write(line)
         self.closed = True
         if self._owned:

@@ -12,7 +12,12 @@ Every wait of the exchange is bounded: connecting by the request's connect timeo
 (:data:`CONNECT_TIMEOUT` when it has none), the response headers and a non-2xx
 error body (at most 64 KiB, read for its envelope, :mod:`streamflow.sources._http_errors`)
 each by the idle timeout as a whole, and every body read by the idle timeout.
-Each error names the method and URL, and a timeout says what had arrived.
+Each error names the method and URL, and a timeout says what had arrived; none holds
+a credential: every error the source raises is scrubbed of the request's own
+credential values (its key header, a ``?key=`` in its URL, wherever they appear: an
+upstream echoing the key in its error body included) and of anything shaped like one
+(:func:`streamflow.redaction.scrub_error`), and :attr:`AsyncHTTPSource.secrets`
+tells the run those values, so the errors the decoder raises later are scrubbed too.
 ``request`` is an ``httpx.Request`` (``client.build_request(...)``) or a factory of
 one, called per subscription (so a retry sends a fresh request). The response is
 always closed when the subscription ends: on completion, on error, and on dispose
@@ -31,6 +36,7 @@ import httpx
 from .._scope import ChunkStream, current_scope
 from .._source import Source
 from ..limits import DEFAULT_LIMITS, Limits
+from ..redaction import redacting_logger, scrub_error, secrets_in
 from ._http_body import body_chunks, body_chunks_sync
 from ._http_errors import (
     MAX_ERROR_BODY,
@@ -44,6 +50,7 @@ from .iterables import SyncSource
 __all__ = ["CONNECT_TIMEOUT", "AsyncHTTPSource", "from_httpx"]
 
 RequestLike = httpx.Request | Callable[[], httpx.Request]
+redacting_logger("httpx")  # httpx logs each request's URL at INFO: a ``?key=`` masked there too
 CONNECT_TIMEOUT = 10.0
 """Seconds to connect when the client sets no connect timeout (``timeout=None``)."""
 
@@ -109,17 +116,25 @@ def _read_error_body_sync(response: httpx.Response, idle: float | None) -> bytes
     return bytes(body[:MAX_ERROR_BODY])
 
 
-async def _body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+async def _body(response: httpx.Response,
+                secrets: frozenset[str] = frozenset()) -> AsyncGenerator[bytes, None]:
     """The body chunks; an httpx failure becomes a typed error naming the request."""
     try:
         async for chunk in body_chunks(response):  # bounded pieces: a gzip bomb cannot balloon
             yield chunk
     except httpx.HTTPError as exc:
-        raise transport_error(exc, _where(response.request)) from exc
+        raise scrub_error(transport_error(exc, _where(response.request)), secrets) from exc
+
+
+def _secrets(request: httpx.Request) -> frozenset[str]:
+    return secrets_in(request.headers, request.url)
 
 
 class AsyncHTTPSource(Source):
-    """The body of one ``httpx.AsyncClient`` request per subscription."""
+    """The body of one ``httpx.AsyncClient`` request per subscription.
+
+    ``secrets`` are the credential values of the request last sent (see the module doc).
+    """
 
     default_limits = DEFAULT_LIMITS
 
@@ -128,6 +143,7 @@ class AsyncHTTPSource(Source):
         super().__init__(limits)
         self.client = client
         self.request = request
+        self.secrets: frozenset[str] = frozenset()
 
     def map_error(self, exc: Exception) -> Exception:
         """httpx exceptions -> ``TransportError`` / ``StreamTimeoutError``."""
@@ -147,19 +163,24 @@ class AsyncHTTPSource(Source):
     async def _open(self) -> AsyncIterator[AsyncIterator[bytes]]:
         idle = self._idle()
         request = _request(self.request, idle, read=False)
+        self.secrets = secrets = _secrets(request)
         try:
             with anyio.fail_after(idle):
                 response = await self.client.send(request, stream=True)
         except (TimeoutError, httpx.ReadTimeout):
-            raise headers_timeout(request, idle or 0.0) from None
+            raise scrub_error(headers_timeout(request, idle or 0.0), secrets) from None
         except httpx.HTTPError as exc:
-            raise transport_error(exc, _where(request)) from exc
-        body = _body(response)
+            raise scrub_error(transport_error(exc, _where(request)), secrets) from exc
+        body = _body(response, secrets)
         try:
             if not response.is_success:
-                raise status_error(response.status_code, response.headers,
-                                   await _read_error_body(response, idle),
-                                   where=_where(request))
+                try:
+                    raise status_error(response.status_code, response.headers,
+                                       await _read_error_body(response, idle),
+                                       where=_where(request))
+                except Exception as exc:
+                    scrub_error(exc, secrets)
+                    raise
             yield body
         finally:
             with anyio.CancelScope(shield=True):
@@ -167,34 +188,40 @@ class AsyncHTTPSource(Source):
                 await response.aclose()
 
 
-def _sync_opener(client: httpx.Client, request: RequestLike,
-                 limits: Limits | None) -> Callable[[], object]:
+def _sync_opener(client: httpx.Client, request: RequestLike, limits: Limits | None,
+                 told: Callable[[frozenset[str]], None]) -> Callable[[], object]:
     idle = (limits or DEFAULT_LIMITS).idle_timeout
 
     @contextmanager
     def opener() -> Iterator[Iterator[bytes]]:
         req = _request(request, idle)
+        secrets = _secrets(req)
+        told(secrets)
         try:
             response = client.send(req, stream=True)
         except httpx.ReadTimeout:
-            raise headers_timeout(req, idle or 0.0) from None
+            raise scrub_error(headers_timeout(req, idle or 0.0), secrets) from None
         except httpx.HTTPError as exc:
-            raise transport_error(exc, _where(req)) from exc
+            raise scrub_error(transport_error(exc, _where(req)), secrets) from exc
         try:
             if not response.is_success:
-                raise status_error(response.status_code, response.headers,
-                                   _read_error_body_sync(response, idle), where=_where(req))
-            yield _body_sync(response)
+                try:
+                    raise status_error(response.status_code, response.headers,
+                                       _read_error_body_sync(response, idle), where=_where(req))
+                except Exception as exc:
+                    scrub_error(exc, secrets)
+                    raise
+            yield _body_sync(response, secrets)
         finally:
             response.close()
     return opener
 
 
-def _body_sync(response: httpx.Response) -> Iterator[bytes]:
+def _body_sync(response: httpx.Response, secrets: frozenset[str]) -> Iterator[bytes]:
     try:
         yield from body_chunks_sync(response)
     except httpx.HTTPError as exc:
-        raise transport_error(exc, _where(response.request)) from exc
+        raise scrub_error(transport_error(exc, _where(response.request)), secrets) from exc
 
 
 def from_httpx(client: httpx.AsyncClient | httpx.Client, request: RequestLike, *,
@@ -209,8 +236,13 @@ def from_httpx(client: httpx.AsyncClient | httpx.Client, request: RequestLike, *
     """
     if isinstance(client, httpx.AsyncClient):
         return AsyncHTTPSource(client, request, limits=limits)
-    source = SyncSource(_sync_opener(client, request, limits), blocking=True,  # type: ignore[arg-type]
+
+    def told(secrets: frozenset[str]) -> None:
+        source.secrets = secrets  # type: ignore[attr-defined]
+
+    source = SyncSource(_sync_opener(client, request, limits, told), blocking=True,  # type: ignore[arg-type]
                         limits=limits)
+    source.secrets = frozenset()  # type: ignore[attr-defined]
     source.map_error = transport_error  # type: ignore[method-assign]
     source.default_limits = DEFAULT_LIMITS
     return source

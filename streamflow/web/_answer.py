@@ -32,6 +32,7 @@ from ..events import (
 )
 from ..message import Message
 from ..providers.request import Part, ToolResultPart, Turn
+from ..redaction import redact_text
 from ..sinks.base import AsyncSink
 from ..targets._ui_run import streamflow_metadata
 from ..tools import ToolResult
@@ -114,7 +115,7 @@ class AnswerRecorder(AsyncSink):
         """The stream ended: what is still open is the partial the user saw."""
         self._close_open()
         if error is not None and self.answer.error is None:
-            self.answer.error = str(error)
+            self.answer.error = redact_text(str(error))  # handed to on_finish: no key
 
     def finish(self) -> Answer:
         """The answer so far (open groups closed as the user saw them)."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import logging
 import re
 import secrets
 from dataclasses import dataclass, field
@@ -33,12 +32,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from ..errors import LimitExceededError, StreamflowError
+from ..redaction import redacting_logger
 
 if TYPE_CHECKING:
     from .._redis.link import RedisLink
 
 
-log = logging.getLogger("streamflow.web.resume")
+log = redacting_logger("streamflow.web.resume")  # no credential in a line
 
 CHAT_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 TOKEN_HEADER = "x-resume-token"

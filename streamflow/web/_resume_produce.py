@@ -11,7 +11,6 @@ an Agent run (one entry per record, ``run.end`` the last one).
 from __future__ import annotations
 
 import json
-import logging
 import uuid
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,7 @@ from .._redis.link import RedisLink
 from ..dialects.ui_agent import agent_record
 from ..errors import CancelledStreamError, SinkError, StreamflowError, StreamTimeoutError
 from ..limits import Limits
+from ..redaction import redacting_logger
 from ..runtime import run
 from ..sinks.redis import RedisStreamSink
 from ._answer import AnswerRecorder, FinishStatus, call_on_finish
@@ -33,7 +33,7 @@ from ._resume_stop import stop_key, until_stopped
 if TYPE_CHECKING:
     from .resume import ResumableStreams
 
-log = logging.getLogger("streamflow.web.resume")
+log = redacting_logger("streamflow.web.resume")  # no credential in a line
 
 
 async def launch(streams: ResumableStreams, group: TaskGroup, chat_id: str, source: Any,

@@ -169,7 +169,7 @@ async def test_a_new_request_side_is_its_folder_and_one_registry_line(
     assert client_routes()["/throwaway/v1/chat/completions"] == "throwaway"
     assert "x-throwaway-key" in credential_headers()
     assert HTTPRequest("u", {"X-Throwaway-Key": "s"}, {}).redacted_headers() == {
-        "X-Throwaway-Key": "***"}
+        "X-Throwaway-Key": "<redacted>"}
     built = Upstream("https://up.test/base", "throwaway").request(
         ChatRequest(model="m", turns=[Turn.user("hi")]), {"x-throwaway-key": "tk"})
     assert built.url == "https://up.test/base/chat" and built.headers["x-throwaway-key"] == "tk"

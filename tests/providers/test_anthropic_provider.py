@@ -52,7 +52,7 @@ def test_request_url_headers_and_body(monkeypatch: pytest.MonkeyPatch) -> None:
     assert req.url == "https://api.anthropic.com/v1/messages"
     assert req.headers["x-api-key"] == "sk-ant-test"
     assert req.headers["anthropic-version"] == API_VERSION
-    assert req.redacted_headers()["x-api-key"] == "***"
+    assert req.redacted_headers()["x-api-key"] == "<redacted>"
     body = json.loads(req.body)
     assert body["stream"] is True and body["model"] == "claude-x"
     assert body["system"] == "Be brief."

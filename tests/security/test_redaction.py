@@ -1,0 +1,303 @@
+"""Each redaction on its own: the one credential list, the reprs of every object holding a
+request or a key, errors, log records, and the output kept useful (names kept, values
+masked). The end-to-end scans are ``test_no_credential_in_output.py``."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import io
+import logging
+import sys
+from pathlib import Path
+from typing import ClassVar
+
+import httpx
+import pytest
+
+from streamflow.agent import Agent, AgentEvent, AgentResult, Turn
+from streamflow.demo.plan import Plan
+from streamflow.dialects import REQUESTS, credential_headers, credential_params, get_encoder
+from streamflow.errors import (
+    HTTPStatusError,
+    ProtocolError,
+    ProviderError,
+    SinkError,
+    TransportError,
+)
+from streamflow.message import Message
+from streamflow.providers import HTTPRequest, make_provider
+from streamflow.providers.anthropic import AnthropicProvider
+from streamflow.redaction import (
+    REDACTED,
+    RedactingFilter,
+    redact_headers,
+    redact_text,
+    redact_url,
+    redact_value,
+    scrub_error,
+    secrets_in,
+)
+from streamflow.sources import from_bytes
+from streamflow.sources._http_errors import status_error, transport_error
+from streamflow.tools import ToolRegistry
+
+KEY = "canary7f3a9c2e41d84b6f5a0eQ"
+"""A key of no known shape: only the credential list and the known values mask it."""
+
+
+def test_the_one_list_holds_every_request_sides_header_and_parameter() -> None:
+    assert {"authorization", "proxy-authorization", "api-key", "x-api-key",
+            "x-goog-api-key"} <= credential_headers()
+    assert {"key", "api_key", "access_token"} <= credential_params()  # key: Gemini's
+
+
+SIDE = '''
+from streamflow.dialects.openai_chat import request as chat
+from streamflow.dialects.request_base import RequestSide
+
+REQUEST = RequestSide(
+    name="throwaway", build=chat.build, path="/chat", credential="x-throwaway-key",
+    bearer=False, credential_param="tk", error_body=chat.error_body, codec="openai-chat")
+'''
+
+
+def test_a_new_request_sides_header_and_parameter_are_masked_everywhere(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sf_redaction_side.py").write_text(SIDE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(REQUESTS, "throwaway", "sf_redaction_side:REQUEST")
+    monkeypatch.delitem(sys.modules, "sf_redaction_side", raising=False)
+    assert "x-throwaway-key" in credential_headers() and "tk" in credential_params()
+    assert redact_headers({"X-Throwaway-Key": KEY}) == {"X-Throwaway-Key": REDACTED}
+    assert redact_url(f"https://h/chat?tk={KEY}&a=1") == f"https://h/chat?tk={REDACTED}&a=1"
+    assert redact_text(f"sent x-throwaway-key: {KEY}") == f"sent x-throwaway-key: {REDACTED}"
+    assert secrets_in({"x-throwaway-key": KEY}, f"https://h/?tk={KEY}2") == {KEY, KEY + "2"}
+
+
+def test_headers_keep_their_names_and_a_scheme() -> None:
+    headers = {"X-Api-Key": KEY, "Authorization": f"Bearer {KEY}", "api-key": KEY,
+               "Proxy-Authorization": f"Basic {KEY}", "accept": "text/event-stream"}
+    assert redact_headers(headers) == {
+        "X-Api-Key": "<redacted>", "Authorization": "Bearer <redacted>", "api-key": "<redacted>",
+        "Proxy-Authorization": "Basic <redacted>", "accept": "text/event-stream"}
+    assert redact_headers([("x-goog-api-key", KEY)]) == {"x-goog-api-key": "<redacted>"}
+    assert redact_headers({"x-note": f"the key {KEY}"}, [KEY]) == {"x-note": "the key <redacted>"}
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    (f"https://g.test/v1beta/models/m:streamGenerateContent?alt=sse&key={KEY}",
+     "https://g.test/v1beta/models/m:streamGenerateContent?alt=sse&key=<redacted>"),
+    (f"https://h.test/x?api_key={KEY}&b=2#f", "https://h.test/x?api_key=<redacted>&b=2#f"),
+    (f"https://h.test/x?KEY={KEY}", "https://h.test/x?KEY=<redacted>"),
+    (f"redis://:{KEY}@localhost:6379/0", "redis://:<redacted>@localhost:6379/0"),
+    (f"https://user:{KEY}@h.test/v1", "https://user:<redacted>@h.test/v1"),
+    ("http://127.0.0.1:8080/v1?alt=sse&monkey=1", "http://127.0.0.1:8080/v1?alt=sse&monkey=1"),
+])
+def test_a_url_keeps_all_but_its_credentials(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    (f"x-api-key: {KEY}", "x-api-key: <redacted>"),
+    (f"{{'x-api-key': '{KEY}', 'accept': 'a'}}", "{'x-api-key': '<redacted>', 'accept': 'a'}"),
+    (f'{{"authorization":"Bearer {KEY}"}}', '{"authorization":"Bearer <redacted>"}'),
+    (f"sent with Bearer {KEY} today", "sent with Bearer <redacted> today"),
+    ("use Bearer authentication (Authorization header)",
+     "use Bearer authentication (Authorization header)"),  # prose stays
+    ("Incorrect API key provided: sk-proj-abcdefghijklmnop1234",
+     "Incorrect API key provided: <redacted>"),  # the shape of a real key
+    ("AIzaSyA1234567890abcdefghijklmnopqrstu was refused", "<redacted> was refused"),
+    ("the task-force met at risk-assessment-level-three", "the task-force met at "
+     "risk-assessment-level-three"),
+])
+def test_text_is_masked_where_it_names_a_credential(text: str, shown: str) -> None:
+    assert redact_text(text) == shown
+
+
+def test_known_values_are_masked_wherever_they_are_but_not_short_ones() -> None:
+    assert redact_text(f"you sent {KEY}!", [KEY]) == "you sent <redacted>!"
+    quoted = "pa ss/wo+rd:12345"
+    assert redact_text("?x=pa%20ss%2Fwo%2Brd%3A12345", [quoted]) == "?x=<redacted>"
+    assert redact_text("keep every k", ["k"]) == "keep every k"  # api_key="k" in a test
+
+
+def test_values_are_masked_through_json_like_data() -> None:
+    value = {"headers": {"X-Api-Key": KEY, "accept": "a"}, "list": [f"a {KEY}", 3, None],
+             "api_key": KEY, "raw": KEY.encode(), "nested": ({"key": KEY},)}
+    assert redact_value(value, [KEY]) == {
+        "headers": {"X-Api-Key": REDACTED, "accept": "a"}, "list": ["a <redacted>", 3, None],
+        "api_key": REDACTED, "raw": b"<redacted>", "nested": ({"key": REDACTED},)}
+
+
+def test_the_values_a_request_carries() -> None:
+    basic = base64.b64encode(f"me:{KEY}".encode()).decode()
+    assert secrets_in({"Authorization": f"Bearer {KEY}"}) == {f"Bearer {KEY}", KEY}
+    assert KEY in secrets_in({"proxy-authorization": f"Basic {basic}"})
+    assert secrets_in({"accept": KEY, "x-api-key": "k"}) == frozenset()  # no key / too short
+    assert secrets_in(None, f"https://u:{KEY}@h/x?alt=sse&key={KEY}2") == {KEY, KEY + "2"}
+    assert secrets_in(None, httpx.URL(f"https://h/x?key={KEY}")) == {KEY}
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+
+def test_a_status_error_is_scrubbed_whole_in_place() -> None:
+    url = f"POST https://g.test/v1/x?key={KEY}"
+    error = status_error(401, {"x-api-key": KEY, "request-id": "r1"},
+                         f'{{"error": {{"message": "bad key {KEY}"}}}}'.encode(), where=url)
+    error.add_note(f"sent {KEY}")
+    assert KEY in str(error)  # before: the envelope and the URL both quote it
+    assert scrub_error(error, [KEY]) is error
+    for text in (str(error), repr(error), error.message, repr(error.args), repr(error.body),
+                 repr(error.headers), repr(error.__notes__), repr(error.to_dict())):
+        assert KEY not in text
+    assert error.message == ("HTTP 401 from POST https://g.test/v1/x?key=<redacted>: "
+                             "bad key <redacted>")
+    assert error.headers == {"x-api-key": REDACTED, "request-id": "r1"}
+    assert error.status == 401 and error.request_id == "r1"  # the rest kept
+
+
+def test_the_httpx_error_a_transport_error_wraps_is_scrubbed_too() -> None:
+    request = httpx.Request("POST", f"https://h.test/v1?key={KEY}")
+    cause = httpx.ConnectError(f"cannot reach {request.url}", request=request)
+    error = transport_error(cause, f"POST {request.url}")
+    assert isinstance(error, TransportError) and error.__cause__ is cause
+    scrub_error(error)  # no known value: the URL's parameter alone names it
+    assert KEY not in str(error) and KEY not in str(cause)
+    assert str(cause) == "cannot reach https://h.test/v1?key=<redacted>"
+
+
+def test_a_sink_errors_and_a_protocol_errors_raw_text_are_scrubbed() -> None:
+    inner = ValueError(f"sink saw x-api-key: {KEY}")
+    error = SinkError([(object(), inner)])
+    raw = ProtocolError("bad frame", raw=f'{{"api_key": "{KEY}"}}'.encode())
+    scrub_error(error)
+    scrub_error(raw, [KEY])
+    assert KEY not in str(error) and KEY not in str(inner)
+    assert raw.raw == b'{"api_key": "<redacted>"}'
+
+
+def test_an_encoders_in_band_error_has_no_key() -> None:
+    error = HTTPStatusError(f"HTTP 401: bad key, url ?key={KEY}", status=401)
+    written = get_encoder("openai-chat")().fail(error)
+    assert KEY.encode() not in written and b"?key=<redacted>" in written
+
+
+@pytest.mark.anyio
+async def test_an_agent_turns_error_is_scrubbed_whatever_send_is() -> None:
+    body = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"m",'
+            b'"model":"c","role":"assistant","content":[],"usage":{"input_tokens":1}}}\n\n'
+            b'event: error\ndata: {"type":"error","error":{"type":"api_error","message":'
+            b'"the key ' + KEY.encode() + b' is suspended"}}\n\n')
+    agent = Agent(make_provider("anthropic", api_key=KEY), ToolRegistry(),
+                  lambda request: from_bytes(body))  # a source that knows no key
+    with pytest.raises(ProviderError) as raised:
+        await agent.run("hi")
+    assert KEY not in str(raised.value) and "the key <redacted> is suspended" in str(raised.value)
+
+
+# -- reprs -------------------------------------------------------------------------------------
+
+
+def request() -> HTTPRequest:
+    return HTTPRequest(f"https://g.test/v1beta/models/m:streamGenerateContent?alt=sse&key={KEY}",
+                       {"x-goog-api-key": KEY, "authorization": f"Bearer {KEY}",
+                        "content-type": "application/json"}, {"contents": []})
+
+
+def test_a_requests_repr_keeps_everything_but_the_key() -> None:
+    shown = repr(request())
+    assert KEY not in shown and KEY not in str(request())
+    assert shown == (
+        "HTTPRequest(url='https://g.test/v1beta/models/m:streamGenerateContent?alt=sse&key="
+        "<redacted>', headers={'x-goog-api-key': '<redacted>', 'authorization': 'Bearer "
+        "<redacted>', 'content-type': 'application/json'}, json={'contents': []}, "
+        "method='POST')")
+    assert request().headers["x-goog-api-key"] == KEY  # what is sent is untouched
+
+
+def test_turns_results_and_agent_events_hold_the_request_without_showing_the_key() -> None:
+    turn = Turn(request(), Message())
+    result = AgentResult([turn], [{"role": "user", "content": "hi"}])
+    for value in (turn, result, AgentEvent("run.end", 1, result=result)):
+        assert KEY not in repr(value) and KEY not in str(value)
+        assert "'x-goog-api-key': '<redacted>'" in repr(value)
+
+
+@pytest.mark.parametrize("name", ["anthropic", "openai-chat"])
+def test_a_providers_repr_says_a_key_is_set_not_which(name: str) -> None:
+    provider = make_provider(name, api_key=KEY, base_url=f"https://h.test/v1?api_key={KEY}",
+                             extra_headers={"Authorization": f"Bearer {KEY}", "x-t": "1"})
+    shown = repr(provider)
+    assert KEY not in shown and KEY not in str(provider)
+    assert "api_key='<redacted>'" in shown and "api_key=<redacted>" in shown
+    assert "'Authorization': 'Bearer <redacted>'" in shown and "'x-t': '1'" in shown
+    assert provider.api_key == KEY
+    assert "api_key=''" in repr(make_provider(name, api_key=""))  # none set: it says so
+
+
+def test_a_provider_subclass_of_its_own_leaves_the_key_out() -> None:
+    @dataclasses.dataclass(slots=True)
+    class Mine(AnthropicProvider):  # a generated repr, not the base's
+        name: ClassVar[str] = "mine"
+        region: str = "eu"
+
+    shown = repr(Mine(api_key=KEY))
+    assert KEY not in shown and "region='eu'" in shown
+
+
+def test_the_gateways_upstream_and_the_demos_plan_show_no_key() -> None:
+    pytest.importorskip("starlette")
+    from streamflow.gateway import Upstream
+
+    upstream = Upstream(f"https://h.test?key={KEY}", "anthropic", api_key=KEY,
+                        headers={"x-api-key": KEY, "x-extra": "1"})
+    shown = repr(upstream)
+    assert KEY not in shown
+    assert shown == ("Upstream(url='https://h.test?key=<redacted>', dialect='anthropic', "
+                     "api_key='<redacted>', model=None, headers={'x-api-key': '<redacted>', "
+                     "'x-extra': '1'})")
+    assert KEY not in repr(Plan("live", "anthropic", "https://h.test", KEY))
+
+
+# -- log records -------------------------------------------------------------------------------
+
+
+def record(msg: str, *args: object, **extra: object) -> logging.LogRecord:
+    out = logging.LogRecord("streamflow.gateway", logging.WARNING, __file__, 1, msg, args, None)
+    out.__dict__.update(extra)
+    return out
+
+
+def test_a_log_record_is_masked_message_extra_and_exception() -> None:
+    try:
+        raise TransportError(f"failed: POST https://h.test/v1?key={KEY}")
+    except TransportError:
+        exc_info = sys.exc_info()
+    line = record("upstream failed: %s (%s)", f"https://h.test/x?key={KEY}", 3,
+                  headers={"x-api-key": KEY}, note=f"Bearer {KEY}")
+    line.exc_info = exc_info
+    assert RedactingFilter().filter(line) is True  # masks, never drops
+    text = logging.Formatter("%(message)s %(headers)s %(note)s").format(line)
+    assert KEY not in text
+    assert text.startswith("upstream failed: https://h.test/x?key=<redacted> (3) "
+                           "{'x-api-key': '<redacted>'} Bearer <redacted>")
+    plain = record("dropped %r", "temperature")
+    RedactingFilter().filter(plain)
+    assert plain.args == ("temperature",)  # nothing to mask: the record is left as it was
+
+
+def test_the_gateway_commands_log_handlers_mask_every_line() -> None:
+    pytest.importorskip("uvicorn")
+    from streamflow.cli.gateway import _log_config
+
+    config = _log_config("info")
+    assert config["filters"]["redact"]["()"] == "streamflow.redaction.RedactingFilter"
+    assert all("redact" in handler["filters"] for handler in config["handlers"].values())
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RedactingFilter())
+    handler.handle(record('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET",
+                          f"/v1/models?key={KEY}", "1.1", 200))
+    assert stream.getvalue() == '127.0.0.1:5 - "GET /v1/models?key=<redacted> HTTP/1.1" 200\n'

@@ -253,11 +253,18 @@ class RedactingFilter(logging.Filter):
     record the handler writes (the gateway command puts it on uvicorn's)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        # the arguments masked one by one first, so a formatter that reads ``args``
+        # (uvicorn's access lines) still finds them; an exception argument is scrubbed
+        if isinstance(record.args, tuple):
+            record.args = tuple(_argument(a) for a in record.args)
+        elif isinstance(record.args, Mapping):
+            record.args = {k: _argument(a) for k, a in record.args.items()}
         try:
             message = record.getMessage()
-        except Exception:  # a record that cannot format: logging reports it, not us
+        except Exception:  # a record that cannot format: logging reports it (msg, args)
             message = None
-        if message is not None:
+            record.msg = redact_text(str(record.msg))
+        if message is not None:  # what is left (in msg, an argument's str) masked whole
             clean = redact_text(message)
             if clean != message:
                 record.msg, record.args = clean, None
@@ -269,6 +276,15 @@ class RedactingFilter(logging.Filter):
             if key not in _STANDARD and isinstance(value, (str, Mapping, list, tuple)):
                 setattr(record, key, redact_value(value))
         return True
+
+
+def _argument(value: Any) -> Any:
+    """A log record's argument masked: text redacted, an exception scrubbed in place."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, BaseException):
+        return scrub_error(value)
+    return value
 
 
 def redacting_logger(name: str) -> logging.Logger:

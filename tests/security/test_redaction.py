@@ -301,3 +301,35 @@ def test_the_gateway_commands_log_handlers_mask_every_line() -> None:
     handler.handle(record('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET",
                           f"/v1/models?key={KEY}", "1.1", 200))
     assert stream.getvalue() == '127.0.0.1:5 - "GET /v1/models?key=<redacted> HTTP/1.1" 200\n'
+
+
+def test_an_access_line_keeps_its_arguments_for_uvicorns_formatter() -> None:
+    """uvicorn's access formatter unpacks ``record.args``: masking must keep them."""
+    pytest.importorskip("uvicorn")
+    from uvicorn.logging import AccessFormatter
+
+    line = record('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "POST",
+                  f"/v1beta/models/m:streamGenerateContent?alt=sse&key={KEY}", "1.1", 200)
+    RedactingFilter().filter(line)
+    assert line.args == ("127.0.0.1:5", "POST",
+                         "/v1beta/models/m:streamGenerateContent?alt=sse&key=<redacted>",
+                         "1.1", 200)
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(AccessFormatter("%(client_addr)s %(request_line)s %(status_code)s",
+                                         use_colors=False))
+    handler.addFilter(RedactingFilter())  # as the gateway command's handlers have it
+    handler.handle(record('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET",
+                          f"/v1/models?key={KEY}", "1.1", 200))
+    assert stream.getvalue() == "127.0.0.1:5 GET /v1/models?key=<redacted> HTTP/1.1 200 OK\n"
+
+
+def test_a_record_that_cannot_format_is_reported_without_the_key(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    broken = record(f"GET /v1?key={KEY} %s %s", "one argument short")
+    handler = logging.StreamHandler(io.StringIO())
+    handler.addFilter(RedactingFilter())
+    handler.handle(broken)  # logging reports the failure on stderr, with msg and args
+    reported = capsys.readouterr().err
+    assert "Logging error" in reported and "key=<redacted>" in reported
+    assert KEY not in reported

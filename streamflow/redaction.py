@@ -43,8 +43,9 @@ from functools import lru_cache
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlsplit
 
-__all__ = ["MIN_SECRET", "REDACTED", "RedactingFilter", "redact_headers", "redact_text",
-           "redact_url", "redact_value", "redacting_logger", "scrub_error", "secrets_in"]
+__all__ = ["MIN_SECRET", "REDACTED", "ChunkMasker", "RedactingFilter", "redact_headers",
+           "redact_text", "redact_url", "redact_value", "redacting_logger", "scrub_error",
+           "secrets_in", "source_secrets"]
 
 REDACTED = "<redacted>"
 """What a credential is replaced by (its name, a header's or a parameter's, is kept)."""
@@ -187,6 +188,97 @@ def secrets_in(headers: Mapping[str, str] | None = None, url: Any = None) -> fro
         except ValueError:
             pass
     return frozenset(s for s in found if len(s) >= MIN_SECRET)
+
+
+
+def source_secrets(source: Any) -> frozenset[str]:
+    """The credential values ``source`` sent (an HTTP source's ``secrets``), looked for
+    through the sources wrapping another (a ``pipeline()``'s ``upstream``, a recorder's
+    or a fault's ``inner``)."""
+    for _ in range(8):
+        found = getattr(source, "secrets", None)
+        if isinstance(found, frozenset):
+            return found
+        inner = getattr(source, "upstream", None) or getattr(source, "inner", None)
+        if inner is None:
+            break
+        source = inner
+    return frozenset()
+
+class ChunkMasker:
+    """Known credential values masked in a byte stream cut into chunks, each value
+    replaced by :data:`REDACTED` even when the chunking splits it (a recording of an
+    upstream body echoing the key it was sent). :meth:`feed` takes a chunk with its
+    ``tag`` (its arrival time) and returns the chunks ready to write, masked; a chunk
+    whose end could begin a known value is held until the next one shows whether it
+    does (in the common case none is held), :meth:`flush` returns what is held. Bytes of
+    a value are taken out of the chunks they arrived in, the mask put in the first."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        #: the values masked (and their URL-encoded forms), longest first
+        self.values = _known(secrets)
+        self.known = [s.encode() for s in self.values]
+        self.held: list[tuple[Any, bytes]] = []
+
+    def feed(self, tag: Any, chunk: bytes) -> list[tuple[Any, bytes]]:
+        if not self.known:
+            return [*self.flush(), (tag, chunk)]
+        self.held.append((tag, chunk))
+        joined = b"".join(c for _, c in self.held)
+        if not any(s in joined for s in self.known):
+            hold = self._prefix(joined)
+        else:
+            self.held = self._masked(joined)
+            hold = self._prefix(b"".join(c for _, c in self.held))
+        ready: list[tuple[Any, bytes]] = []
+        rest = sum(len(c) for _, c in self.held)
+        while self.held and rest - len(self.held[0][1]) >= hold:
+            rest -= len(self.held[0][1])
+            ready.append(self.held.pop(0))
+        return ready
+
+    def flush(self) -> list[tuple[Any, bytes]]:
+        held, self.held = self.held, []
+        return held
+
+    def _prefix(self, data: bytes) -> int:
+        """How many of ``data``'s last bytes could begin a known value."""
+        longest = 0
+        for secret in self.known:
+            for size in range(min(len(secret) - 1, len(data)), longest, -1):
+                if data.endswith(secret[:size]):
+                    longest = size
+                    break
+        return longest
+
+    def _masked(self, joined: bytes) -> list[tuple[Any, bytes]]:
+        """The held chunks with every known value in ``joined`` (their bytes) masked."""
+        spans: list[tuple[int, int]] = []
+        for secret in self.known:  # longest first (see _known)
+            start = joined.find(secret)
+            while start >= 0:
+                end = start + len(secret)
+                if not any(s < end and start < e for s, e in spans):
+                    spans.append((start, end))
+                start = joined.find(secret, end)
+        spans.sort()
+        out: list[tuple[Any, bytes]] = []
+        offset = 0
+        for tag, chunk in self.held:
+            lo, hi = offset, offset + len(chunk)
+            offset = hi
+            piece = bytearray()
+            at = lo
+            for s, e in spans:
+                if e <= lo or s >= hi:
+                    continue
+                piece += joined[at:max(s, lo)]
+                if s >= lo:  # the value begins in this chunk: the mask goes here
+                    piece += REDACTED.encode()
+                at = min(e, hi)
+            piece += joined[at:hi]
+            out.append((tag, bytes(piece)))
+        return out
 
 
 def _basic(token: str) -> list[str]:

@@ -48,6 +48,7 @@ from .operators import Handlers
 from .operators._base import subscriber
 from .operators.from_async import from_async
 from .operators.pipeline import DecodedObservable, decoder_handlers
+from .redaction import source_secrets
 from .sinks.base import AsyncSink
 from .sources._coerce import as_source
 from .types import SinkLike, SourceLike
@@ -202,21 +203,6 @@ class Run:
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
-
-
-def source_secrets(source: Any) -> frozenset[str]:
-    """The credential values ``source`` sent (an HTTP source's ``secrets``), looked for
-    through the sources wrapping another (a ``pipeline()``'s ``upstream``, a recorder's
-    or a fault's ``inner``)."""
-    for _ in range(8):
-        found = getattr(source, "secrets", None)
-        if isinstance(found, frozenset):
-            return found
-        inner = getattr(source, "upstream", None) or getattr(source, "inner", None)
-        if inner is None:
-            break
-        source = inner
-    return frozenset()
 
 
 def as_operator(transform: Any) -> Any:

@@ -46,7 +46,7 @@ import datetime as dt
 import json
 import os
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from typing import IO, Any
 
@@ -60,7 +60,7 @@ from ..errors import CancelledStreamError, StreamflowError
 from ..events import JSONDict, UniEvent
 from ..outcome import StreamRestart
 from ..recording import FORMAT_VERSION, MAGIC, Recording, is_recording, read_recording
-from ..redaction import redact_text, redact_value
+from ..redaction import REDACTED, ChunkMasker, redact_text, redact_value, source_secrets
 from .base import BaseSink
 from .stats import Clock
 
@@ -93,6 +93,10 @@ class Recorder(BaseSink):
         self.stopped = False  # the stop event was recorded
         self.cut = False      # the tapped body was abandoned before its end
         self._tapped = False
+        #: the credential values the tapped source sent (read when its body starts)
+        self._secrets: Callable[[], frozenset[str]] = frozenset
+        self._masker: ChunkMasker | None = None
+        self._known: list[tuple[str, str]] = []
         created = dt.datetime.now(dt.UTC).isoformat()
         self._write({MAGIC: FORMAT_VERSION, "dialect": dialect, "framing": framing,
                      "created": created, "meta": redact_value(meta or {})})
@@ -103,18 +107,38 @@ class Recorder(BaseSink):
         if self.closed:
             return
         # ASCII-only lines: a lone surrogate in provider text cannot break the file
-        self._file.write(json.dumps(obj, separators=(",", ":"), default=str) + "\n")
+        line = json.dumps(obj, separators=(",", ":"), default=str)
+        for secret, mask in self._known:  # a key the provider quoted in its events
+            line = line.replace(secret, mask)
+        self._file.write(line + "\n")
 
     def _t(self) -> float:
         return round(self.clock() - self.started, 6)
 
     def record_chunk(self, chunk: bytes) -> None:
-        """Record one body chunk, as it arrived."""
+        """Record one body chunk, as it arrived (a credential the tapped source sent,
+        quoted by the provider, masked: see :class:`~streamflow.redaction.ChunkMasker`)."""
         self.chunks += 1
-        self._write({"t": self._t(), "chunk": base64.b64encode(chunk).decode("ascii")})
+        if self._masker is None:  # the body starts: the request has been sent
+            secrets = self._secrets()
+            self._masker = ChunkMasker(secrets)
+            self._known = [(json.dumps(s)[1:-1], REDACTED) for s in self._masker.values]
+        for t, piece in self._masker.feed(self._t(), chunk):
+            self._write_chunk(t, piece)
+
+    def _write_chunk(self, t: float, chunk: bytes) -> None:
+        self._write({"t": t, "chunk": base64.b64encode(chunk).decode("ascii")})
+
+    def _flush_chunks(self) -> None:
+        """Write the chunks the masker holds (the body ended or starts again)."""
+        if self._masker is not None:
+            for t, piece in self._masker.flush():
+                self._write_chunk(t, piece)
+            self._masker = None
 
     def begin_attempt(self) -> None:
         """A (re)subscription of the tapped source: from the second on, a restart line."""
+        self._flush_chunks()
         self.attempts += 1
         if self.attempts > 1:
             self._write({"t": self._t(), "restart": self.attempts})
@@ -134,6 +158,7 @@ class Recorder(BaseSink):
         """
         if self.closed:
             return
+        self._flush_chunks()
         if error is None and (self.cut or (self.events and not self.stopped)):
             error = CancelledStreamError("the stream ended before its stop event (an operator "
                                          "such as take() or a dispose cut it)")
@@ -190,6 +215,7 @@ class Recorder(BaseSink):
         Every subscription after the first (a retry) writes a restart line first.
         """
         self._tapped = True
+        self._secrets = lambda: source_secrets(source)
         if isinstance(source, Source):
             return _TappedSource(source, self)
 

@@ -60,6 +60,7 @@ from streamflow.demo.server import event_chunks
 from streamflow.demo.tools import demo_tools
 from streamflow.gateway import create_app
 from streamflow.providers import HTTPRequest, make_provider
+from streamflow.recording import read_recording
 from streamflow.server import ReplayServer, Route
 from streamflow.sinks.otel import OtelSink
 from streamflow.sinks.otel_agent import AgentTelemetry
@@ -136,6 +137,9 @@ class Scan:
         for path in sorted(folder.rglob("*")):
             if path.is_file():
                 self.text(f"file {path.name}", path.read_bytes())
+            if path.name.endswith(".sfrec.jsonl"):  # the body chunks, base64 in the file
+                body = b"".join(chunk for _, chunk in read_recording(path).chunks)
+                self.text(f"body recorded in {path.name}", body)
 
     def records(self, records: list[logging.LogRecord]) -> None:
         formatter = logging.Formatter("%(name)s %(levelname)s %(message)s")

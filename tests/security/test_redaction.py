@@ -11,6 +11,7 @@ import logging
 import sys
 from pathlib import Path
 from typing import ClassVar
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -28,8 +29,10 @@ from streamflow.errors import (
 from streamflow.message import Message
 from streamflow.providers import HTTPRequest, make_provider
 from streamflow.providers.anthropic import AnthropicProvider
+from streamflow.recording import read_recording
 from streamflow.redaction import (
     REDACTED,
+    ChunkMasker,
     RedactingFilter,
     redact_headers,
     redact_text,
@@ -38,6 +41,8 @@ from streamflow.redaction import (
     scrub_error,
     secrets_in,
 )
+from streamflow.runtime import run
+from streamflow.sinks.recorder import Recorder
 from streamflow.sources import from_bytes
 from streamflow.sources._http_errors import status_error, transport_error
 from streamflow.tools import ToolRegistry
@@ -333,3 +338,68 @@ def test_a_record_that_cannot_format_is_reported_without_the_key(
     reported = capsys.readouterr().err
     assert "Logging error" in reported and "key=<redacted>" in reported
     assert KEY not in reported
+
+
+# -- recordings: a key the provider quotes in the body ----------------------------------------
+
+
+def masked(secrets: list[str], chunks: list[bytes]) -> list[tuple[int, bytes]]:
+    masker = ChunkMasker(secrets)
+    out = [piece for n, chunk in enumerate(chunks) for piece in masker.feed(n, chunk)]
+    return out + masker.flush()
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 26, 1000])
+def test_a_key_split_by_any_chunking_is_masked_and_the_chunks_keep_their_times(
+        size: int) -> None:
+    body = f'data: {{"message":"the key {KEY} is suspended, {KEY}!"}}\n\n'.encode()
+    chunks = [body[i:i + size] for i in range(0, len(body), size)]
+    out = masked([KEY], chunks)
+    assert b"".join(c for _, c in out) == body.replace(KEY.encode(), b"<redacted>")
+    assert [n for n, _ in out] == list(range(len(chunks)))  # one line per chunk, in order
+
+
+def test_the_masker_holds_only_what_could_begin_a_key() -> None:
+    masker = ChunkMasker([KEY])
+    assert masker.feed(0, b"data: x\n\n") == [(0, b"data: x\n\n")]  # nothing held
+    assert masker.feed(1, b"the key canary7f") == []  # it may go on as the key
+    assert masker.feed(2, b"ish, not the key") == [(1, b"the key canary7f"),
+                                                   (2, b"ish, not the key")]
+    assert masker.flush() == []
+    nothing = ChunkMasker([])  # no value known: every chunk goes at once
+    assert nothing.feed(0, b"canary7f") == [(0, b"canary7f")]
+    short = ChunkMasker(["k"])  # too short to be searched for (MIN_SECRET)
+    assert short.feed(0, b"k") == [(0, b"k")]
+
+
+def test_two_keys_and_the_url_encoded_form_are_masked() -> None:
+    other = "second/secret+value=="
+    body = f"{KEY} {quote(other, safe='')} {other}".encode()
+    out = masked([KEY, other], [body[i:i + 4] for i in range(0, len(body), 4)])
+    assert b"".join(c for _, c in out) == b"<redacted> <redacted> <redacted>"
+
+
+@pytest.mark.anyio
+async def test_a_recording_masks_the_key_its_source_sent_chunks_and_events(
+        tmp_path: Path) -> None:
+    body = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"m",'
+            b'"model":"c","role":"assistant","content":[],"usage":{"input_tokens":1}}}\n\n'
+            b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+            b'"content_block":{"type":"text","text":""}}\n\n'
+            b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+            b'"delta":{"type":"text_delta","text":"your key is ' + KEY.encode() + b'"}}\n\n'
+            b'event: error\ndata: {"type":"error","error":{"type":"api_error","message":'
+            b'"the key ' + KEY.encode() + b' is suspended"}}\n\n')
+    source = from_bytes(body, chunk_size=5)
+    source.secrets = frozenset({KEY})  # type: ignore[attr-defined]  # as an HTTP source says
+    path = tmp_path / "r.sfrec.jsonl"
+    recorder = Recorder(path, dialect="anthropic")
+    with pytest.raises(ProviderError):
+        await run(recorder.tap(source), recorder, dialect="anthropic")
+    text = path.read_text()
+    recorded = read_recording(path)
+    played = b"".join(chunk for _, chunk in recorded.chunks)
+    assert KEY not in text and KEY.encode() not in played
+    assert played == body.replace(KEY.encode(), b"<redacted>")  # the rest as it arrived
+    assert len(recorded.chunks) == -(-len(body) // 5)
+    assert "your key is <redacted>" in text  # the event line too

@@ -24,9 +24,10 @@ Leaving the block before ``run.end`` (``break``, an exception, a cancellation)
 cancels the driver: the open HTTP response is closed and running tools are
 cancelled. The error rule is ``stream()``'s: a failed turn's typed error (with
 ``partial``) is raised by the iteration after every event before it, and an error
-nobody read is raised when the block exits. A turn's error is scrubbed of its
-request's credentials first (:func:`streamflow.redaction.scrub_error`), whatever
-``send`` made of the request.
+nobody read is raised when the block exits. A turn's run knows its request's
+credentials (:func:`streamflow.redaction.with_secrets`), whatever ``send`` made of
+the request: its error is scrubbed of them before the sinks see it, and again when
+raised (:func:`streamflow.redaction.scrub_error`).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from ._agent_types import (
 )
 from .errors import LimitExceededError
 from .events import JSONDict, ToolCallItem, Usage
-from .redaction import scrub_error, secrets_in
+from .redaction import scrub_error, secrets_in, with_secrets
 from .sinks.tools import CallHooks, ToolDispatchSink
 from .streaming.async_stream import stream
 from .tools import ToolResult, error_result
@@ -226,15 +227,19 @@ class AgentStream:
             dispatch = ToolDispatchSink(agent.dispatcher, eager=agent.eager,
                                         on_result=agent.on_result,
                                         hooks=self._hooks(number, tool_usage))
+            secrets = secrets_in(request.headers, request.url)
             try:
-                async with dispatch:  # eager calls run in its task group
-                    async with stream(agent.send(request), dialect=provider.dialect,
-                                      sinks=(*agent.sinks, dispatch), limits=agent.limits) as s:
-                        async for event in s:
-                            await self._emit(AgentEvent("event", number, event=event))
-                        message = s.message
+                # the run and its sinks know the request's key, whatever ``send`` returns
+                with with_secrets(secrets):
+                    async with dispatch:  # eager calls run in its task group
+                        async with stream(agent.send(request), dialect=provider.dialect,
+                                          sinks=(*agent.sinks, dispatch),
+                                          limits=agent.limits) as s:
+                            async for event in s:
+                                await self._emit(AgentEvent("event", number, event=event))
+                            message = s.message
             except Exception as error:  # whatever ``send`` is: no key of the request in it
-                scrub_error(error, secrets_in(request.headers, request.url))
+                scrub_error(error, secrets)
                 raise
             if not wants_tools(message):  # no tool runs for this turn (see agent.py)
                 turns.append(Turn(request, message))

@@ -38,14 +38,16 @@ import base64
 import binascii
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlsplit
 
 __all__ = ["MIN_SECRET", "REDACTED", "ChunkMasker", "RedactingFilter", "redact_headers",
            "redact_text", "redact_url", "redact_value", "redacting_logger", "scrub_error",
-           "secrets_in", "source_secrets"]
+           "secrets_in", "source_secrets", "with_secrets"]
 
 REDACTED = "<redacted>"
 """What a credential is replaced by (its name, a header's or a parameter's, is kept)."""
@@ -191,19 +193,35 @@ def secrets_in(headers: Mapping[str, str] | None = None, url: Any = None) -> fro
 
 
 
+_AMBIENT: ContextVar[frozenset[str]] = ContextVar("streamflow_secrets", default=frozenset())
+
+
+@contextmanager
+def with_secrets(values: Iterable[str]) -> Iterator[None]:
+    """Within the block, the runs made and the sources a :class:`~streamflow.Recorder`
+    taps count ``values`` as credentials too (:func:`source_secrets`): an Agent's turn
+    tells its run the key its request carries, whatever its ``send`` returns."""
+    token = _AMBIENT.set(_AMBIENT.get() | frozenset(values))
+    try:
+        yield
+    finally:
+        _AMBIENT.reset(token)
+
+
 def source_secrets(source: Any) -> frozenset[str]:
     """The credential values ``source`` sent (an HTTP source's ``secrets``), looked for
     through the sources wrapping another (a ``pipeline()``'s ``upstream``, a recorder's
-    or a fault's ``inner``)."""
+    or a fault's ``inner``), with those of the enclosing :func:`with_secrets` blocks."""
+    ambient = _AMBIENT.get()
     for _ in range(8):
         found = getattr(source, "secrets", None)
         if isinstance(found, frozenset):
-            return found
+            return found | ambient
         inner = getattr(source, "upstream", None) or getattr(source, "inner", None)
         if inner is None:
             break
         source = inner
-    return frozenset()
+    return ambient
 
 class ChunkMasker:
     """Known credential values masked in a byte stream cut into chunks, each value

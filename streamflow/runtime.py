@@ -73,7 +73,8 @@ class Run:
                  transforms: Sequence[Any] = ()) -> None:
         self.source: Observable[Any] = as_source(source, caller=caller)
         self.fan = FanOut(sinks)
-        self.fan.secrets = lambda: source_secrets(self.source)
+        known = source_secrets(None)  # the enclosing with_secrets blocks' (an Agent's turn)
+        self.fan.secrets = lambda: source_secrets(self.source) | known
         self.transforms = [as_operator(t) for t in transforms]
         self._decoder: StreamDecoder | None = None
         self.dialect, self.framing, self.limits = dialect, framing, limits

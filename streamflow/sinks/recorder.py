@@ -215,7 +215,8 @@ class Recorder(BaseSink):
         Every subscription after the first (a retry) writes a restart line first.
         """
         self._tapped = True
-        self._secrets = lambda: source_secrets(source)
+        known = source_secrets(None)  # the enclosing with_secrets blocks' (an Agent's turn)
+        self._secrets = lambda: source_secrets(source) | known
         if isinstance(source, Source):
             return _TappedSource(source, self)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import io
+import json
 import logging
 import sys
 from pathlib import Path
@@ -16,8 +17,10 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from streamflow import LogSink
 from streamflow.agent import Agent, AgentEvent, AgentResult, Turn
 from streamflow.demo.plan import Plan
+from streamflow.demo.record import TurnRecorder
 from streamflow.dialects import REQUESTS, credential_headers, credential_params, get_encoder
 from streamflow.errors import (
     HTTPStatusError,
@@ -40,6 +43,7 @@ from streamflow.redaction import (
     redact_value,
     scrub_error,
     secrets_in,
+    with_secrets,
 )
 from streamflow.runtime import run
 from streamflow.sinks.recorder import Recorder
@@ -200,6 +204,27 @@ async def test_an_agent_turns_error_is_scrubbed_whatever_send_is() -> None:
     with pytest.raises(ProviderError) as raised:
         await agent.run("hi")
     assert KEY not in str(raised.value) and "the key <redacted> is suspended" in str(raised.value)
+
+
+@pytest.mark.anyio
+async def test_what_an_agents_sinks_see_holds_no_key_whatever_send_is(tmp_path: Path) -> None:
+    """The Agent knows the key its request carries: the run's sinks are told it too."""
+    body = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"m",'
+            b'"model":"c","role":"assistant","content":[],"usage":{"input_tokens":1}}}\n\n'
+            b'event: error\ndata: {"type":"error","error":{"type":"api_error","message":'
+            b'"the key ' + KEY.encode() + b' is suspended"}}\n\n')
+    seen: list[BaseException] = []
+    log, turns = LogSink(), TurnRecorder(tmp_path, "anthropic")
+    agent = Agent(make_provider("anthropic", api_key=KEY), ToolRegistry(),
+                  turns.wrap(lambda request: from_bytes(body)),  # a source that knows no key
+                  sinks=[log, turns, seen.append],
+                  on_request=turns.begin)
+    with pytest.raises(ProviderError):
+        await agent.run("hi")
+    recorded = (tmp_path / "turn1.sfrec.jsonl").read_text()
+    for text in (json.dumps(log.to_dict()), recorded,
+                 base64.b64decode(json.loads(recorded.splitlines()[1])["chunk"]).decode()):
+        assert KEY not in text and "<redacted>" in text
 
 
 # -- reprs -------------------------------------------------------------------------------------
@@ -403,3 +428,23 @@ async def test_a_recording_masks_the_key_its_source_sent_chunks_and_events(
     assert played == body.replace(KEY.encode(), b"<redacted>")  # the rest as it arrived
     assert len(recorded.chunks) == -(-len(body) // 5)
     assert "your key is <redacted>" in text  # the event line too
+
+
+@pytest.mark.anyio
+async def test_a_run_inside_with_secrets_masks_that_key_everywhere(tmp_path: Path) -> None:
+    body = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"m",'
+            b'"model":"c","role":"assistant","content":[],"usage":{"input_tokens":1}}}\n\n'
+            b'event: error\ndata: {"type":"error","error":{"type":"api_error","message":'
+            b'"the key ' + KEY.encode() + b' is suspended"}}\n\n')
+    path, log = tmp_path / "r.sfrec.jsonl", LogSink()
+    with with_secrets([KEY]):
+        recorder = Recorder(path, dialect="anthropic")
+        with pytest.raises(ProviderError) as raised:
+            await run(recorder.tap(from_bytes(body, chunk_size=7)), recorder, log,
+                      dialect="anthropic")
+    played = b"".join(c for _, c in read_recording(path).chunks).decode()
+    for text in (str(raised.value), json.dumps(log.to_dict()), path.read_text(), played):
+        assert KEY not in text and "the key <redacted> is suspended" in text
+    with pytest.raises(ProviderError) as outside:  # the block is over: known by shape only
+        await run(from_bytes(body), dialect="anthropic")
+    assert KEY in str(outside.value)

@@ -44,9 +44,10 @@ BASE_CREDENTIALS: tuple[str, ...] = ("authorization", "proxy-authorization", "ap
 
 BASE_CREDENTIAL_PARAMS: tuple[str, ...] = (
     "api_key", "api-key", "apikey", "access_token", "token", "sig", "x-amz-security-token",
-    "x-amz-signature")
+    "x-amz-signature", "resume_token")
 """Query parameters of no dialect in particular that carry a credential (matched without
-case): API keys and OAuth tokens in the URL, Azure SAS and AWS presigned signatures."""
+case): API keys and OAuth tokens in the URL, Azure SAS and AWS presigned signatures, and
+the resume token of :mod:`streamflow.web.resume` (``?resume_token=``)."""
 
 NEUTRAL_OPTIONS: frozenset[str] = frozenset({
     "max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice", "parallel_tool_calls",

@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from ..errors import LimitExceededError, StreamflowError
-from ..redaction import redacting_logger
+from ..redaction import REDACTED, redacting_logger
 
 if TYPE_CHECKING:
     from .._redis.link import RedisLink
@@ -61,14 +61,19 @@ class ResumeRefused(StreamflowError):
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Started:
     """A started answer: its ``chat_id``, Redis stream ``key`` and the chat's resume ``token``
-    (``None`` when the streams run with ``tokens=False``)."""
+    (``None`` when the streams run with ``tokens=False``; its repr says only whether one is
+    set: ``token='<redacted>'``)."""
 
     chat_id: str
     key: str
     token: str | None
+
+    def __repr__(self) -> str:
+        token = None if self.token is None else REDACTED
+        return f"Started(chat_id={self.chat_id!r}, key={self.key!r}, token={token!r})"
 
 
 def forbidden(message: str = "this chat needs its resume token") -> ResumeRefused:

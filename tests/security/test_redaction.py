@@ -291,6 +291,17 @@ def test_the_gateways_upstream_and_the_demos_plan_show_no_key() -> None:
     assert KEY not in repr(Plan("live", "anthropic", "https://h.test", KEY))
 
 
+def test_a_started_answers_resume_token_is_not_shown() -> None:
+    pytest.importorskip("starlette")
+    from streamflow.web._resume_access import Started
+
+    assert repr(Started("c1", "sf:c1:1", KEY)) == (
+        "Started(chat_id='c1', key='sf:c1:1', token='<redacted>')")
+    assert repr(Started("c1", "sf:c1:1", None)).endswith("token=None)")
+    assert redact_url(f"/chat/c1/stream?resume_token={KEY}") == (
+        "/chat/c1/stream?resume_token=<redacted>")
+
+
 # -- log records -------------------------------------------------------------------------------
 
 

@@ -99,9 +99,11 @@ class FanOut:
             if self.decoder is None:  # else the run's decoder already assembles it
                 self.assembler.feed(value)
         elif isinstance(value, StreamRestart):
+            scrub_error(value.error, self.secrets())  # what failed: a sink may write it
             self.assembler = Assembler()
             self.decoder = None  # the restarted stream is assembled here
         elif isinstance(value, StreamFailure):
+            scrub_error(value.error, self.secrets())
             self.converted = value
         elif self.foreign is None:  # a Block of group_by_block()...: sinks may want it
             self.foreign = type(value).__name__

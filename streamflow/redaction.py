@@ -47,7 +47,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 __all__ = ["MIN_SECRET", "REDACTED", "ChunkMasker", "RedactingFilter", "redact_headers",
            "redact_text", "redact_url", "redact_value", "redacting_logger", "scrub_error",
-           "secrets_in", "source_secrets", "with_secrets"]
+           "report_sent", "secrets_in", "sending_to", "source_secrets", "with_secrets"]
 
 REDACTED = "<redacted>"
 """What a credential is replaced by (its name, a header's or a parameter's, is kept)."""
@@ -208,11 +208,36 @@ def with_secrets(values: Iterable[str]) -> Iterator[None]:
         _AMBIENT.reset(token)
 
 
+_SENT: ContextVar[set[str] | None] = ContextVar("streamflow_sent", default=None)
+
+
+@contextmanager
+def sending_to(sent: set[str]) -> Iterator[None]:
+    """Within the block (a run subscribing to its source, and the tasks it starts),
+    :func:`report_sent` adds to ``sent``."""
+    token = _SENT.set(sent)
+    try:
+        yield
+    finally:
+        _SENT.reset(token)
+
+
+def report_sent(values: Iterable[str]) -> None:
+    """A source tells the run it is read by the credential values its request carried
+    (the HTTP sources do at each request), however the source is wrapped or piped: the
+    run's errors are scrubbed of them and a Recorder tapping it masks them."""
+    sent = _SENT.get()
+    if sent is not None:
+        sent.update(values)
+
+
 def source_secrets(source: Any) -> frozenset[str]:
     """The credential values ``source`` sent (an HTTP source's ``secrets``), looked for
     through the sources wrapping another (a ``pipeline()``'s ``upstream``, a recorder's
-    or a fault's ``inner``), with those of the enclosing :func:`with_secrets` blocks."""
-    ambient = _AMBIENT.get()
+    or a fault's ``inner``), with those of the enclosing :func:`with_secrets` blocks and
+    those reported to the enclosing run (:func:`report_sent`)."""
+    sent = _SENT.get()
+    ambient = _AMBIENT.get() | frozenset(sent) if sent else _AMBIENT.get()
     for _ in range(8):
         found = getattr(source, "secrets", None)
         if isinstance(found, frozenset):

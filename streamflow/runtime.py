@@ -48,7 +48,7 @@ from .operators import Handlers
 from .operators._base import subscriber
 from .operators.from_async import from_async
 from .operators.pipeline import DecodedObservable, decoder_handlers
-from .redaction import source_secrets
+from .redaction import sending_to, source_secrets
 from .sinks.base import AsyncSink
 from .sources._coerce import as_source
 from .types import SinkLike, SourceLike
@@ -74,7 +74,9 @@ class Run:
         self.source: Observable[Any] = as_source(source, caller=caller)
         self.fan = FanOut(sinks)
         known = source_secrets(None)  # the enclosing with_secrets blocks' (an Agent's turn)
-        self.fan.secrets = lambda: source_secrets(self.source) | known
+        #: the credential values the run's sources reported sending (report_sent)
+        self.sent: set[str] = set()
+        self.fan.secrets = lambda: source_secrets(self.source) | known | frozenset(self.sent)
         self.transforms = [as_operator(t) for t in transforms]
         self._decoder: StreamDecoder | None = None
         self.dialect, self.framing, self.limits = dialect, framing, limits
@@ -162,7 +164,8 @@ class Run:
                 owner.pressure.append(feeder)
                 owner.task_group.start_soon(feeder.consume,
                                             name=f"streamflow-sink:{type(feeder.sink).__name__}")
-        self.subscription = self._front().subscribe(cast(abc.ObserverBase[Any], self.fan))
+        with sending_to(self.sent):  # the tasks the subscription starts report to it too
+            self.subscription = self._front().subscribe(cast(abc.ObserverBase[Any], self.fan))
 
     def cancel(self, why: str) -> None:
         """Stop now: dispose the subscription (closing the body), sinks told ``why``."""

@@ -36,7 +36,7 @@ import httpx
 from .._scope import ChunkStream, current_scope
 from .._source import Source
 from ..limits import DEFAULT_LIMITS, Limits
-from ..redaction import redacting_logger, scrub_error, secrets_in
+from ..redaction import redacting_logger, report_sent, scrub_error, secrets_in
 from ._http_body import body_chunks, body_chunks_sync
 from ._http_errors import (
     MAX_ERROR_BODY,
@@ -127,7 +127,10 @@ async def _body(response: httpx.Response,
 
 
 def _secrets(request: httpx.Request) -> frozenset[str]:
-    return secrets_in(request.headers, request.url)
+    """The request's credential values, told to the run reading the source."""
+    found = secrets_in(request.headers, request.url)
+    report_sent(found)
+    return found
 
 
 class AsyncHTTPSource(Source):

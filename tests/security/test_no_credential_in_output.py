@@ -59,6 +59,7 @@ from streamflow.demo.record import TurnRecorder
 from streamflow.demo.server import event_chunks
 from streamflow.demo.tools import demo_tools
 from streamflow.gateway import create_app
+from streamflow.operators import on_error, pipeline
 from streamflow.providers import HTTPRequest, make_provider
 from streamflow.recording import read_recording
 from streamflow.server import ReplayServer, Route
@@ -87,9 +88,10 @@ def rejected(canary: str, url: str = "") -> Route:
         "message": f"invalid x-api-key {canary} (tried {url}?key={canary})"}})
 
 
-def echoing(canary: str) -> Route:
-    """A stream that starts, then fails in-band quoting the key."""
-    start = TURN2.split(b"\n\n", 1)[0] + b"\n\n"  # message_start
+def echoing(canary: str, frames: int = 1) -> Route:
+    """A stream that starts (its first ``frames`` frames: ``message_start``...), then
+    fails in-band quoting the key."""
+    start = b"".join(f + b"\n\n" for f in TURN2.split(b"\n\n")[:frames])
     error = json.dumps({"type": "error", "error": {
         "type": "api_error", "message": f"the key {canary} is suspended"}}).encode()
     return Route(chunks=[start, b"event: error\ndata: " + error + b"\n\n"])
@@ -346,6 +348,47 @@ async def test_a_sync_client_run_says_no_key(failure: str) -> None:
     assert isinstance(outcome, streamflow.Message) == (failure == "none")
     scan.obj("the outcome", outcome)
     scan.records(records)
+    scan.check()
+
+
+@pytest.mark.parametrize("handling", ["raise", "convert", "retry"])
+async def test_a_piped_run_says_no_key(handling: str, tmp_path: Path) -> None:
+    """Operators between the source and the run (``pipeline()``, ``on_error``): the run
+    still knows the key its source sent, and so do a recorder's tap and every sink."""
+    canary = CANARIES[1]  # no known shape: only the values the request carried mask it
+    scan = Scan(canary)
+    tracer_provider, spans, meter_provider, metrics = telemetry()
+    path = tmp_path / "run.sfrec.jsonl"
+    policy: dict[str, Any] = {"retry": {"max_attempts": 2, "after_output": True,
+                                         "backoff": lambda n: 0.0,
+                                         "retry_on": lambda e: True}}.get(handling, {})
+    outcome: Any = None
+    with every_log_record() as records:
+        async with ReplayServer({"/v1/messages": echoing(canary, frames=4)}) as server, \
+                httpx.AsyncClient(trust_env=False) as client:  # some text, then the error
+            recorder = Recorder(path, dialect="anthropic")
+            source = recorder.tap(from_httpx(client, lambda: client.build_request(
+                "POST", f"{server.url}/v1/messages", headers={"x-api-key": canary},
+                content=b"{}")))
+            piped = source.pipe(pipeline(dialect="anthropic"),
+                                on_error(handling, **policy))
+            sinks = [recorder, LogSink(), OtelSink(tracer_provider=tracer_provider,
+                                                   meter_provider=meter_provider)]
+            seen: list[Any] = []
+            try:
+                outcome = await streamflow.run(piped, *sinks, seen.append)
+            except Exception as error:
+                outcome = error
+    scan.obj("the outcome", outcome)
+    for item in seen:
+        scan.obj("an item the sinks saw", item)
+        if isinstance(item, (streamflow.StreamFailure, streamflow.StreamRestart)):
+            scan.obj("its error", item.error)
+    assert any(isinstance(i, (streamflow.StreamFailure, streamflow.StreamRestart))
+               for i in seen) == (handling != "raise")
+    scan.files(tmp_path)
+    scan.records(records)
+    scan.telemetry(spans, metrics)
     scan.check()
 
 

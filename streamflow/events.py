@@ -22,13 +22,31 @@ module is compiled by mypyc in the compiled build). Each has two optional dict s
 ``UniEvent.provider`` is the same slot at event level: the first delta event
 carries ``{"id", "model"}`` when known, and the stop event carries the
 message-level extras (raw stop reason, stop sequence, raw usage, cost...).
+Two keys of it are UniEvent's own, never message data:
+
+* ``"usage_so_far"`` (:data:`USAGE_SO_FAR`), on the first delta event: the counts the
+  provider reported before its first item (Anthropic's ``message_start``, Gemini's
+  early ``usageMetadata``), in the JSON form of :func:`usage_to_dict`, so an encoder
+  writes them in its opening events (the gateway's ``message_start`` carries the
+  upstream's ``input_tokens``) and a partial message shows them. The stop event's
+  usage replaces them; they are not merged into the message's ``provider``.
+* ``"choice_finish_reasons"`` (:data:`CHOICE_FINISH_REASONS`), on the stop event of a
+  response with several choices (OpenAI's ``n``, Gemini's ``candidateCount``): the
+  UniEvent finish reason of each choice by its index, as a string (``{"0": "stop",
+  "1": "length"}``; JSON keys are strings).
+
+Several choices: the items of choice 0 stream first, then each other choice's groups
+(groups never interleave, one stop for all), every one of their items tagged with its
+index in ``provider`` (``"choice_index"`` from openai-chat, ``"candidate_index"`` from
+Gemini, which tags each group's first fragment and its ``.done``); :func:`choice_index`
+reads it. :attr:`Message.choices <streamflow.message.Message.choices>` keeps them apart.
 """
 
 from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from ._items import (
     _FIELD_NAMES,
@@ -50,6 +68,8 @@ from ._items import (
 __all__ = [
     "ContentItem",
     "EmbeddingItem",
+    "CHOICE_FINISH_REASONS",
+    "CHOICE_KEYS",
     "EventType",
     "FINISH_REASONS",
     "FinishReason",
@@ -61,17 +81,28 @@ __all__ = [
     "TextItem",
     "ThinkingItem",
     "ToolCallItem",
+    "USAGE_SO_FAR",
     "UniEvent",
     "Usage",
+    "choice_index",
     "event_from_dict",
     "is_done",
     "item_from_dict",
     "item_to_dict",
     "join_fragments",
     "kind_and_value",
+    "reported_usage",
     "usage_from_dict",
+    "usage_so_far",
     "usage_to_dict",
 ]
+
+USAGE_SO_FAR: Final = "usage_so_far"
+"""The key of the first delta event's ``provider`` holding the counts reported so far."""
+CHOICE_FINISH_REASONS: Final = "choice_finish_reasons"
+"""The key of the stop event's ``provider`` holding each choice's finish reason (n > 1)."""
+CHOICE_KEYS: Final[tuple[str, ...]] = ("choice_index", "candidate_index")
+"""The item ``provider`` keys naming the choice an item belongs to (openai-chat, Gemini)."""
 
 @dataclass(slots=True)
 class Usage:
@@ -108,6 +139,19 @@ class Usage:
         self.provider = provider
         self.cache_write_tokens = cache_write_tokens
         self.final = final
+
+    @property
+    def reported(self) -> bool:
+        """True when the provider reported anything: a count, a cost or its raw usage.
+
+        A stream without usage (an OpenAI chat stream without
+        ``stream_options.include_usage``) ends with a stop event whose usage reports
+        nothing (the grammar's stop always carries one); its message's usage is ``None``.
+        """
+        return not (self.cached_tokens is None and self.prompt_tokens is None
+                    and self.thoughts_tokens is None and self.response_tokens is None
+                    and self.cost is None and self.provider is None
+                    and self.cache_write_tokens is None)
 
     def so_far(self) -> Usage:
         """A copy marked not final: the counts reported before the end of the stream."""
@@ -173,6 +217,54 @@ def kind_and_value(item: ContentItem) -> tuple[str, Any]:
 def is_done(item: ContentItem) -> bool:
     """True for a ``K.done`` item."""
     return item.type.endswith(".done")
+
+
+def reported_usage(usage: Usage | None) -> Usage | None:
+    """``usage`` when the provider reported anything (:attr:`Usage.reported`), else None:
+    what :attr:`Message.usage <streamflow.message.Message.usage>` and the sinks read from
+    a stop event, whose usage the grammar always sets."""
+    return usage if usage is not None and usage.reported else None
+
+
+def choice_index(item: ContentItem) -> int:
+    """The index of the choice ``item`` belongs to (its ``provider``'s ``choice_index`` or
+    ``candidate_index``, see :data:`CHOICE_KEYS`); 0 when it names none."""
+    provider = item.provider
+    if provider is None:
+        return 0
+    for key in CHOICE_KEYS:
+        value = provider.get(key)
+        if type(value) is int:
+            return value
+    return 0
+
+
+_COUNTERS: Final[tuple[str, ...]] = ("cached_tokens", "prompt_tokens", "thoughts_tokens",
+                                     "response_tokens", "cache_write_tokens")
+
+
+def usage_so_far(provider: JSONDict | None) -> Usage | None:
+    """The counts an event's ``provider`` says were reported so far (:data:`USAGE_SO_FAR`),
+    marked not final; ``None`` when it has none or when the value is no usage object
+    (counts that are not non-negative integers: the ``uni`` decoder refuses those)."""
+    if not provider:
+        return None
+    data = provider.get(USAGE_SO_FAR)
+    if type(data) is not dict:
+        return None
+    for key in _COUNTERS:
+        value = data.get(key)
+        if value is not None and (type(value) is not int or value < 0):
+            return None
+    cost = data.get("cost")
+    raw = data.get("provider")
+    if (cost is not None and type(cost) not in (int, float)) or (
+            raw is not None and type(raw) is not dict):
+        return None
+    return Usage(data.get("cached_tokens"), data.get("prompt_tokens"),
+                 data.get("thoughts_tokens"), data.get("response_tokens"),
+                 None if cost is None else float(cost), raw, data.get("cache_write_tokens"),
+                 False)
 
 
 def join_fragments(first: ContentItem, parts: list[Any], done: bool) -> ContentItem:

@@ -15,6 +15,9 @@ from mypy_extensions import mypyc_attr
 
 from ._grammar import IDLE, STOP, STOPPED, items_refusal, step, symbol
 from .events import (
+    CHOICE_FINISH_REASONS,
+    FINISH_REASONS,
+    USAGE_SO_FAR,
     ContentItem,
     FinishReason,
     JSONDict,
@@ -23,10 +26,13 @@ from .events import (
     ToolCallItem,
     UniEvent,
     Usage,
+    choice_index,
     is_done,
     item_to_dict,
     join_fragments,
     kind_and_value,
+    reported_usage,
+    usage_so_far,
     usage_to_dict,
 )
 
@@ -42,6 +48,13 @@ class Message:
 
     ``provider`` merges every event-level provider slot (id, model, raw stop reason,
     cost, server-tool blocks...). ``complete`` is True once the stop event arrived.
+
+    Several choices (OpenAI's ``n``, Gemini's ``candidateCount``): ``items`` holds every
+    choice's items in stream order (choice 0 first, the others tagged with their index,
+    see :func:`~streamflow.events.choice_index`); :attr:`choices` keeps them apart, one
+    message per choice, as the SDKs do, and :attr:`text`, :attr:`thinking` and
+    :attr:`tool_calls` read the first choice (those of a message of :attr:`choices`, its
+    own: ``choice_index`` is its index, 0 for the whole message).
     """
 
     items: list[ContentItem] = field(default_factory=list)
@@ -53,26 +66,75 @@ class Message:
     provider: JSONDict = field(default_factory=dict)
     complete: bool = False
     role: str = "assistant"
+    choice_index: int = 0
 
     @property
     def usage(self) -> Usage | None:
-        """The token counts and cost: the same object as :attr:`usage_metadata`."""
+        """The token counts and cost: the same object as :attr:`usage_metadata`;
+        ``None`` when the provider reported none (as the SDKs give it)."""
         return self.usage_metadata
 
     @property
     def text(self) -> str:
-        """All answer text, concatenated."""
-        return "".join(i.text for i in self.items if isinstance(i, TextItem))
+        """The answer text of the first choice (of this one, in :attr:`choices`), joined."""
+        own = self.choice_index
+        return "".join(i.text for i in self.items
+                       if isinstance(i, TextItem) and choice_index(i) == own)
 
     @property
     def thinking(self) -> str:
-        """All visible reasoning, concatenated."""
-        return "".join(i.thinking for i in self.items if isinstance(i, ThinkingItem))
+        """The visible reasoning of the first choice (of this one, in :attr:`choices`)."""
+        own = self.choice_index
+        return "".join(i.thinking for i in self.items
+                       if isinstance(i, ThinkingItem) and choice_index(i) == own)
 
     @property
     def tool_calls(self) -> list[ToolCallItem]:
-        """The finished tool calls, in call order."""
-        return [i for i in self.items if isinstance(i, ToolCallItem) and i.type == "tool_call.done"]
+        """The finished tool calls of the first choice (of this one, in :attr:`choices`)."""
+        own = self.choice_index
+        return [i for i in self.items if isinstance(i, ToolCallItem)
+                and i.type == "tool_call.done" and choice_index(i) == own]
+
+    @property
+    def choices(self) -> list[Message]:
+        """One message per choice, in index order: ``[self]`` for one choice.
+
+        Each holds its choice's items, its finish reason (the stop event's
+        ``provider["choice_finish_reasons"]``) and its ``choice_index``; ``usage``, ``id``,
+        ``model``, ``created_at``, ``provider`` and ``complete`` are the whole
+        response's (the APIs report one usage for all choices).
+        """
+        by_choice: dict[int, list[ContentItem]] = {}
+        for item in self.items:
+            by_choice.setdefault(choice_index(item), []).append(item)
+        if not by_choice.keys() - {0}:
+            return [self]
+        by_choice.setdefault(0, [])
+        reasons = self.provider.get(CHOICE_FINISH_REASONS)
+        if type(reasons) is not dict:
+            reasons = {}
+        out = []
+        for index in sorted(by_choice):
+            if index == 0:
+                reason: Any = self.finish_reason
+            else:
+                reason = reasons.get(str(index))
+                if reason not in FINISH_REASONS:
+                    reason = None
+            out.append(Message(by_choice[index], self.usage_metadata, reason, self.id,
+                               self.model, self.created_at, self.provider, self.complete,
+                               self.role, index))
+        return out
+
+    def choice(self, index: int = 0) -> Message:
+        """The message of choice ``index`` (:attr:`choices`; ``self`` for a message of one
+        choice): what an assistant turn sends back (``choice(0)``, as an SDK user sends
+        ``choices[0].message``). A choice that never came is an empty message."""
+        for message in self.choices:
+            if message.choice_index == index:
+                return message
+        return Message([], self.usage_metadata, None, self.id, self.model, self.created_at,
+                       self.provider, self.complete, self.role, index)
 
     def to_dict(self) -> JSONDict:
         """The JSON form printed by ``streamflow inspect --json``."""
@@ -175,6 +237,23 @@ class Assembler:
         """Usage known before ``stop`` (a partial message shows it; ``stop`` replaces it)."""
         self._usage = usage
 
+    @property
+    def usage(self) -> Usage | None:
+        """The usage so far: the counts reported before ``stop`` (not final), then the
+        stop event's (``None`` when the provider reported none)."""
+        return self._usage
+
+    def _note_event(self, provider: JSONDict, delta: bool) -> None:
+        """An event's provider slot: merged into the message's, except the counts so far
+        (:data:`~streamflow.events.USAGE_SO_FAR`), which a delta event's gives the partial
+        message as its usage."""
+        if USAGE_SO_FAR in provider:
+            usage = usage_so_far(provider) if delta else None
+            if usage is not None:
+                self._usage = usage
+            provider = {k: v for k, v in provider.items() if k != USAGE_SO_FAR}
+        self._meta.update(provider)
+
     def compact(self) -> str:
         """Join the open group's text fragments into one (the partial message is unchanged)."""
         text = "".join(self.fragments)
@@ -209,7 +288,8 @@ class Assembler:
             if items and self.state is not STOPPED:
                 raise items_refusal("stop", len(items))
             nxt = step(self.state, STOP, what="stop", open_kind=self.open_kind)
-            self._usage = event.usage_metadata
+            # the grammar's stop always carries a usage; one that reports nothing is None
+            self._usage = reported_usage(event.usage_metadata)
             self._finish = event.finish_reason
             item = None
         else:
@@ -220,14 +300,14 @@ class Assembler:
             if not is_done(item):  # a fragment: the one path that takes it (the self-loop)
                 self.fragment(item, kind, value, event.created_at)
                 if event.provider:
-                    self._meta.update(event.provider)
+                    self._note_event(event.provider, True)
                 return
             nxt = step(self.state, symbol(kind, True, self.open_kind), what=item.type,
                        kind=kind, open_kind=self.open_kind)
         if self._created is None:
             self._created = event.created_at
         if event.provider:
-            self._meta.update(event.provider)
+            self._note_event(event.provider, item is not None)
         self.state = nxt
         if item is not None:  # (OPEN, DONE): the group's item, closed
             self._items.append(item)

@@ -16,6 +16,8 @@ from typing import Any
 from .._budget import Budget
 from .._grammar import STOP, STOPPED, TRANSITIONS, WRITER_CLOSES, refusal, symbol
 from ..events import (
+    CHOICE_FINISH_REASONS,
+    USAGE_SO_FAR,
     ContentItem,
     FinishReason,
     JSONDict,
@@ -27,6 +29,7 @@ from ..events import (
     is_done,
     join_fragments,
     kind_and_value,
+    usage_to_dict,
 )
 from ..limits import DEFAULT_LIMITS, Limits
 from ..message import Assembler, Message
@@ -206,12 +209,19 @@ class Emitter:
             event.provider = {**event.provider, **extra} if event.provider else dict(extra)
 
     def _announce(self) -> JSONDict | None:
-        """The first event carries the message's ``id`` and ``model``."""
+        """The first event carries the message's ``id`` and ``model``, and the counts
+        reported so far (:data:`~streamflow.events.USAGE_SO_FAR`: an encoder writes them
+        in its opening events)."""
         if self._announced:
             return None
         self._announced = True
-        meta = self.assembler.provider
-        return {k: meta[k] for k in ("id", "model") if k in meta} or None
+        asm = self.assembler
+        meta = asm.provider
+        out: JSONDict = {k: meta[k] for k in ("id", "model") if k in meta}
+        usage = asm.usage
+        if usage is not None:
+            out[USAGE_SO_FAR] = usage_to_dict(usage)
+        return out or None
 
     def _emit_delta(self, item: ContentItem) -> None:
         self.out.append(UniEvent("delta", [item], None, None, self.now, self._announce()))
@@ -222,13 +232,21 @@ class Emitter:
 
     # -- message level --------------------------------------------------------
     def stop(self, usage: Usage | None, finish_reason: FinishReason,
-             provider: JSONDict | None = None) -> None:
-        """Close the open group and emit the one ``stop`` event."""
+             provider: JSONDict | None = None,
+             choices: dict[str, FinishReason] | None = None) -> None:
+        """Close the open group and emit the one ``stop`` event (with a usage that reports
+        nothing when ``usage`` is None: the grammar's stop always carries one).
+
+        ``choices`` is each choice's finish reason by its index (as a string: JSON keys),
+        for a response with several (the stop event's ``provider["choice_finish_reasons"]``).
+        """
         if self.assembler.stopped:
             raise refusal(STOPPED, STOP)
         self._ending(usage, finish_reason)
         self.close_group()
         self.note(provider)
+        if choices:
+            self.note({CHOICE_FINISH_REASONS: choices})
         meta = self.assembler.provider
         self._write(UniEvent("stop", [], usage if usage is not None else Usage(),
                              finish_reason, self.now, meta))

@@ -36,7 +36,16 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, It
 from typing import Any, ClassVar
 
 from ..errors import IncompleteStreamError, ProviderError, StreamflowError
-from ..events import JSONDict, UniEvent
+from ..events import (
+    CHOICE_FINISH_REASONS,
+    USAGE_SO_FAR,
+    JSONDict,
+    UniEvent,
+    Usage,
+    choice_index,
+    is_done,
+    usage_so_far,
+)
 
 __all__ = ["BodyWriter", "Encoder", "error_fields", "native_reason", "new_id",
            "slot_index", "unix_seconds"]
@@ -90,6 +99,10 @@ class Encoder:
 
     name: ClassVar[str] = ""
     media_type: ClassVar[str] = "text/event-stream"
+    #: whether the target carries several choices (``n > 1``) apart; a target that does
+    #: not writes the first choice only: the groups of the others are not written, nor
+    #: their message-level slots (``choices``, ``candidates``)
+    carries_choices: ClassVar[bool] = False
 
     def __init__(self, **flavour: Any) -> None:
         if flavour:
@@ -97,19 +110,56 @@ class Encoder:
         self.finished = False
         self.started = False
         self.meta: JSONDict = {}
+        #: the counts the provider reported before the first item (the first event's
+        #: ``provider["usage_so_far"]``), for the target's opening events; else None
+        self.usage_so_far: Usage | None = None
+        self._other_choice: bool | None = None  # the open group is another choice's
+
+    def take_provider(self, event: UniEvent) -> None:
+        """Merge ``event``'s provider slot into :attr:`meta`, less UniEvent's own keys
+        (the counts so far go to :attr:`usage_so_far`; the choices' finish reasons, and
+        the other choices' slots for a target without choices, are not written)."""
+        provider = event.provider
+        if not provider:
+            return
+        if USAGE_SO_FAR in provider or CHOICE_FINISH_REASONS in provider or (
+                not self.carries_choices and ("choices" in provider
+                                              or "candidates" in provider)):
+            if event.event_type == "delta" and USAGE_SO_FAR in provider:
+                self.usage_so_far = usage_so_far(provider)
+            drop = {USAGE_SO_FAR, CHOICE_FINISH_REASONS}
+            if not self.carries_choices:
+                drop |= {"choices", "candidates"}
+            provider = {k: v for k, v in provider.items() if k not in drop}
+        self.meta.update(provider)
+
+    def other_choice(self, event: UniEvent) -> bool:
+        """True for a delta event of a choice other than the first when the target does
+        not carry choices (its group is not written). A group's first fragment says
+        whose it is (Gemini tags only that one)."""
+        if self.carries_choices or event.event_type != "delta" or not event.content_items:
+            return False
+        item = event.content_items[0]
+        other = self._other_choice
+        if other is None:
+            other = self._other_choice = choice_index(item) != 0
+        if is_done(item):
+            self._other_choice = None
+        return other
 
     def feed(self, event: UniEvent) -> bytes:
         """The bytes for ``event``; the ``stop`` event also writes the terminator."""
         if self.finished:
             raise RuntimeError(f"{self.name} encoder fed after its stream ended")
-        if event.provider:
-            self.meta.update(event.provider)
+        self.take_provider(event)
         head = b""
         if not self.started:
             self.started = True
             head = self.start(event)
         if event.event_type == "stop":
             self.finished = True
+        elif self.other_choice(event):
+            return head
         return head + self.encode_event(event)
 
     def fail(self, error: StreamflowError) -> bytes:

@@ -66,8 +66,9 @@ class AnthropicProvider(Provider):
                 for t in tools]
 
     def assistant_message(self, message: Message) -> JSONDict:
-        """``{"role": "assistant", "content": [blocks...]}`` (see the module doc)."""
-        blocks = [b for b in (block(i) for i in message.items) if b is not None]
+        """``{"role": "assistant", "content": [blocks...]}`` (see the module doc); of a
+        message with several choices, the first (``message.choice(0)``)."""
+        blocks = [b for b in (block(i) for i in message.choice(0).items) if b is not None]
         extras = [dict(b) for b in message.provider.get("extra_blocks") or []]
         for extra in sorted(extras, key=lambda b: int(b.get("index", 0))):
             position = int(extra.pop("index", len(blocks)))

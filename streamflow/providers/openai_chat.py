@@ -69,8 +69,9 @@ class OpenAIChatProvider(Provider):
                 for t in tools]
 
     def assistant_message(self, message: Message) -> JSONDict:
-        """``{"role": "assistant", "content", "tool_calls"?, reasoning fields?}``."""
-        return assistant_message(list(message.items))
+        """``{"role": "assistant", "content", "tool_calls"?, reasoning fields?}``; of a
+        message with several choices, the first (``message.choice(0)``)."""
+        return assistant_message(list(message.choice(0).items))
 
     def tool_result_messages(self, results: Sequence[ToolResult]) -> list[JSONDict]:
         """One ``{"role": "tool", "tool_call_id", "content"}`` message per result.

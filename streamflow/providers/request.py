@@ -80,8 +80,10 @@ class Turn:
 
     @classmethod
     def assistant(cls, message: Message) -> Turn:
-        """An assembled message as the assistant turn to send back."""
-        return cls("assistant", [i for i in message.items if not isinstance(i, EmbeddingItem)])
+        """An assembled message as the assistant turn to send back (of a message with
+        several choices, the first: ``message.choice(0)``)."""
+        return cls("assistant", [i for i in message.choice(0).items
+                                 if not isinstance(i, EmbeddingItem)])
 
 
 @dataclass(slots=True)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import CancelledStreamError, StreamflowError
-from ..events import JSONDict, UniEvent, Usage, usage_to_dict
+from ..events import JSONDict, UniEvent, Usage, reported_usage, usage_to_dict
 
 __all__ = ["Clock", "StreamStats"]
 
@@ -80,7 +80,7 @@ class StreamStats:
             if self.response_model is None and isinstance(meta.get("model"), str):
                 self.response_model = meta["model"]
         if event.event_type == "stop":
-            self.usage = event.usage_metadata
+            self.usage = reported_usage(event.usage_metadata)  # None: none reported
             self.finish_reason = event.finish_reason
             return
         for item in event.content_items:

@@ -16,7 +16,8 @@ the calls it holds for approval, the start, progress and result of each call, an
 :class:`~streamflow.tools.ToolCallContext` a tool's task sees.
 
 :class:`ToolDispatchSink` is the same as a sink (:class:`~streamflow.sinks.AsyncSink`)
-fed the stream's UniEvents: it collects each ``tool_call.done`` and, by default,
+fed the stream's UniEvents: it collects each ``tool_call.done`` (of the first choice,
+when a response has several: ``Message.tool_calls``) and, by default,
 runs the calls once the stream completed with ``finish_reason == "tool_call"`` --
 never after an error, nor for a turn cut by ``length`` (the model did not finish
 asking, and the conversation could not carry the results).
@@ -38,7 +39,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from ..events import ToolCallItem, UniEvent
+from ..events import ToolCallItem, UniEvent, choice_index
 from ..outcome import StreamRestart
 from ..tools import ToolRegistry, ToolResult
 from ._tool_dispatcher import CallHooks, ProgressCallback, ResultCallback, ToolDispatcher
@@ -118,6 +119,8 @@ class ToolDispatchSink(AsyncSink):
             return
         item = event.content_items[0] if event.content_items else None
         if not isinstance(item, ToolCallItem) or item.type != "tool_call.done":
+            return
+        if choice_index(item):  # n > 1: the first choice's calls run (Message.tool_calls)
             return
         self.calls.append(item)
         self._slots.append(None)

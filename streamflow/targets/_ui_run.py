@@ -30,10 +30,23 @@ from typing import Any
 
 from ..dialects.encoder import Encoder
 from ..errors import StreamflowError, ToolCallArgumentParseError
-from ..events import ContentItem, JSONDict, ToolCallItem, UniEvent, Usage, usage_to_dict
+from ..events import (
+    CHOICE_FINISH_REASONS,
+    USAGE_SO_FAR,
+    ContentItem,
+    JSONDict,
+    ToolCallItem,
+    UniEvent,
+    Usage,
+    reported_usage,
+    usage_to_dict,
+)
 from ..structured import OutputFrom, OutputParser
 from ..structured.updates import OutputUpdates
 from ..tools import ToolResult
+
+UNIEVENT_KEYS = frozenset({USAGE_SO_FAR, CHOICE_FINISH_REASONS, "choices", "candidates"})
+"""Event ``provider`` keys that are UniEvent's own or another choice's, never a turn's."""
 
 _COUNTERS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens",
              "cache_write_tokens", "cost")
@@ -60,10 +73,12 @@ def turn_summary(event: UniEvent, provider: JSONDict) -> JSONDict:
     ``provider`` is every event-level provider slot of the turn merged (the first
     delta's id and model, the stop event's raw stop reason, cost...).
     """
-    merged = {**provider, **(event.provider or {})}
+    merged = {**provider, **{k: v for k, v in (event.provider or {}).items()
+                             if k not in UNIEVENT_KEYS}}
     return {"id": merged.get("id"), "model": merged.get("model"),
             "finish_reason": event.finish_reason,
-            "usage_metadata": usage_to_dict(event.usage_metadata), "provider": merged or None}
+            "usage_metadata": usage_to_dict(reported_usage(event.usage_metadata)),
+            "provider": merged or None}
 
 
 class UIRunEncoder(Encoder):
@@ -102,6 +117,8 @@ class UIRunEncoder(Encoder):
         """The bytes for ``event``; ``stop`` closes the step (and the run unless ``run``)."""
         if self.finished:
             raise RuntimeError(f"{self.name} encoder fed after its stream ended")
+        if self.other_choice(event):  # n > 1: a UI message shows the first choice
+            return b""
         return self.encode_event(event)
 
     def tool_results(self, results: Sequence[ToolResult]) -> bytes:
@@ -159,7 +176,7 @@ class UIRunEncoder(Encoder):
             summary = turn_summary(event, self._provider)
             self._provider = {}
             self.turns.append(summary)
-            self.usages.append(event.usage_metadata)
+            self.usages.append(reported_usage(event.usage_metadata))
             self.step_open = False
             out.append(self.end_step(len(self.turns), summary))
             if not self.run:
@@ -167,7 +184,8 @@ class UIRunEncoder(Encoder):
                 out.append(self._end_run())
             return b"".join(out)
         if event.provider:
-            self._provider.update(event.provider)
+            self._provider.update((k, v) for k, v in event.provider.items()
+                                  if k not in UNIEVENT_KEYS)
         item = event.content_items[0]
         if self.group is None:
             self.group = item

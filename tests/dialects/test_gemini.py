@@ -84,7 +84,9 @@ def payloads(data: bytes) -> list[dict[str, Any]]:
 def test_thinking_signatures_and_parallel_calls_without_ids() -> None:
     events = decode(body("thinking_parallel_calls.sse"))
     msg = assembled(events)
-    assert events[0].provider == {"id": "resp-G1", "model": "gemini-2.5-flash"}
+    first = dict(events[0].provider or {})
+    assert first.pop("usage_so_far")["prompt_tokens"] == 40  # the first chunk's count
+    assert first == {"id": "resp-G1", "model": "gemini-2.5-flash"}
     thought, text, call1, call2 = msg.items
     assert thought.thinking == "**Weighing the request**\nTwo cities, so two calls."
     assert thought.fidelity == {"thought_signature": "c2lnLXRoaW5raW5n"}

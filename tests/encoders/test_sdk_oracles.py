@@ -25,10 +25,8 @@ SDK_TARGETS = list(READERS)
 
 
 def expected(msg: Message, target: str) -> dict[str, Any]:
-    items = msg.items
-    if target in ("openai-chat", "gemini"):  # n > 1: the SDK user reads choice 0
-        items = [i for i in items if not {"choice_index", "candidate_index"} & set(
-            i.provider or {})]
+    # n > 1: the SDK user reads choice 0 (a target without choices carries only it)
+    items = msg.choice(0).items
     u = msg.usage_metadata
     usage: Any = None if u is None else (u.prompt_tokens, u.response_tokens)
     if target == "anthropic":

@@ -33,9 +33,10 @@ BROKEN_AGUI = ('data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
 
 
 def expected_parts(message: Message) -> list[tuple[Any, ...]]:
-    """The text, reasoning and tool parts a UIMessage of ``message`` must have, in order."""
+    """The text, reasoning and tool parts a UIMessage of ``message`` must have, in order
+    (of its first choice when it has several: a UI message shows that one)."""
     parts: list[tuple[Any, ...]] = []
-    for item in message.items:
+    for item in message.choice(0).items:
         if isinstance(item, TextItem):
             parts.append(("text", item.text))
         elif isinstance(item, ThinkingItem):

@@ -4,8 +4,11 @@ Written as the events arrive, with named events (the SDK dispatches on ``event:`
 
 * ``message_start`` before the first block, with ``id``/``model`` from the first
   event's ``provider`` (an id is made up when absent; an unknown model is left
-  out) and zero usage (the counters follow in ``message_delta``, as the API sends
-  ``output_tokens``).
+  out) and the counts the provider reported before its first item (the first event's
+  ``provider["usage_so_far"]``: an Anthropic upstream's own ``message_start`` usage,
+  Gemini's early ``promptTokenCount``...), else zero usage; the closing counters
+  follow in ``message_delta``, as the API sends ``output_tokens``.
+* Several choices (``n > 1``): the first only (see :class:`~streamflow.dialects.encoder.Encoder`).
 * One content block per UniEvent group, indexed in order, so a delta never lands in
   a block of another type: ``text`` (``text_delta``; ``provider["citations"]`` ->
   ``citations_delta``), ``thinking`` (``thinking_delta``; ``fidelity["signature"]``,
@@ -121,7 +124,7 @@ class AnthropicEncoder(Encoder):
         message: JSONDict = {"id": meta.get("id") or new_id("msg_"), "type": "message",
                              "role": "assistant", "content": [], "stop_reason": None,
                              "stop_sequence": None,
-                             "usage": {"input_tokens": 0, "output_tokens": 0}}
+                             "usage": anthropic_usage_json(self.usage_so_far)}
         if meta.get("model"):
             message["model"] = meta["model"]
         return sse({"type": "message_start", "message": message}, "message_start")

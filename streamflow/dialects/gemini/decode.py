@@ -44,8 +44,11 @@ Every event is a whole ``GenerateContentResponse``; its parts map onto UniEvent:
   will come) raises ``ProviderError`` with ``type="prompt_blocked"`` and the reason as
   ``code``: the request failed, and it must not read as a cut (retryable) stream.
 * Several candidates: candidate 0 streams live, the others are held and emitted
-  after it, before stop, each fragment's first one marked
-  ``provider={"candidate_index": i}``.
+  after it, before stop, each group's first fragment (and so its ``.done``) marked
+  ``provider={"candidate_index": i}``; their raw finish reasons and fields are in the
+  stop event's ``provider["candidates"]``, every candidate's UniEvent finish reason in
+  its ``provider["choice_finish_reasons"]`` (by index), so ``Message.choices`` keeps
+  them apart.
 """
 
 from __future__ import annotations
@@ -245,16 +248,25 @@ class GeminiDecoder(CallsMixin, Decoder[ServerSentEvent]):
                     em.close_group() if held is None else em.delta(held)
         first = self._cands.get(0)
         raw = first.finish if first is not None else None
-        finish: FinishReason = "unknown"
-        if raw == "STOP":
-            finish = "tool_call" if first is not None and first.calls else "stop"
-        elif raw == "MAX_TOKENS":
-            finish = "length"
+        finish = _finish(first)
         provider: JSONDict = {"finish_reason": raw}
         if first is not None and first.meta:
             provider["candidate"] = first.meta
         others = [{"index": c.index, "finish_reason": c.finish, **c.meta}
                   for i, c in sorted(self._cands.items()) if i != 0]
+        reasons: dict[str, FinishReason] | None = None
         if others:
             provider["candidates"] = others
-        em.stop(self._usage, finish, provider)
+            reasons = {str(i): _finish(c) for i, c in sorted(self._cands.items())}
+            reasons["0"] = finish
+        em.stop(self._usage, finish, provider, reasons)
+
+
+def _finish(c: Candidate | None) -> FinishReason:
+    """A candidate's finish reason (``STOP`` after a function call is ``tool_call``)."""
+    raw = c.finish if c is not None else None
+    if raw == "STOP":
+        return "tool_call" if c is not None and c.calls else "stop"
+    if raw == "MAX_TOKENS":
+        return "length"
+    return "unknown"

@@ -109,6 +109,7 @@ class GeminiEncoder(Encoder):
     """Sans-IO encoder of the Gemini ``alt=sse`` stream (see module doc)."""
 
     name: ClassVar[str] = "gemini"
+    carries_choices: ClassVar[bool] = True
 
     def __init__(self) -> None:
         super().__init__()

@@ -35,8 +35,10 @@ payload is a chunk; ``data: [DONE]`` ends the stream. Mapping onto UniEvent:
   ``artifacts`` entry is an ``inline_data`` group of its own.
 * Several choices (``n > 1``): choice 0 streams live; the other choices are mapped
   into buffers and their groups emitted after choice 0's, before the stop event,
-  each item's ``provider`` carrying ``{"choice_index": i}``; their finish reasons
-  and extras are in the stop event's ``provider["choices"]``.
+  each item's ``provider`` carrying ``{"choice_index": i}``; their raw finish reasons
+  and extras are in the stop event's ``provider["choices"]``, every choice's
+  UniEvent finish reason in its ``provider["choice_finish_reasons"]`` (by index), so
+  ``Message.choices`` keeps them apart.
 * ``finish_reason``: ``stop`` -> ``stop`` (``tool_call`` when the message has tool
   calls: some servers say ``stop``), ``length`` -> ``length``, ``tool_calls`` /
   ``function_call`` -> ``tool_call``, anything else (``content_filter``,
@@ -251,7 +253,9 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
             em.ending(openai_usage(self._usage) if self._usage is not None else None, "length")
         first.settle()
         provider: JSONDict = {"finish_reason": first.finish_reason, **first.extras}
+        finish = _finish(first)
         others = []
+        reasons: dict[str, FinishReason] = {"0": finish}
         for index in sorted(self._others):
             other = self._others[index]
             other.settle()
@@ -263,12 +267,17 @@ class OpenAIChatDecoder(Decoder[ServerSentEvent]):
                     em.delta(item)
             others.append({"index": index, "finish_reason": other.finish_reason,
                            **other.extras})
+            reasons[str(index)] = _finish(other)
         if others:
             provider["choices"] = others
-        raw = first.finish_reason
-        finish: FinishReason = FINISH_REASONS.get(raw or "", "unknown")
-        if finish == "stop" and first.calls.count:
-            finish = "tool_call"
         self._done = True
         usage = openai_usage(self._usage) if self._usage is not None else None
-        em.stop(usage, finish, provider)
+        em.stop(usage, finish, provider, reasons if others else None)
+
+
+def _finish(choice: ChoiceMapper) -> FinishReason:
+    """A choice's finish reason (``stop`` with tool calls is ``tool_call``)."""
+    finish: FinishReason = FINISH_REASONS.get(choice.finish_reason or "", "unknown")
+    if finish == "stop" and choice.calls.count:
+        finish = "tool_call"
+    return finish

@@ -60,6 +60,7 @@ class OpenAIChatEncoder(Encoder):
     """Sans-IO encoder of OpenAI-compatible chat completion chunks (see module doc)."""
 
     name: ClassVar[str] = "openai-chat"
+    carries_choices: ClassVar[bool] = True
 
     def __init__(self, reasoning: str = "reasoning", include_usage: bool = True) -> None:
         super().__init__()

@@ -16,7 +16,8 @@ frame ``{"error": {...}}`` (:meth:`StreamflowError.to_dict`, what the encoders
 write for an exception) and decodes to the same typed error; an optional
 ``"provider"`` object beside it is the partial message's provider data that no
 event carried (kept server-tool blocks), merged into the error's partial, and an optional
-``"usage_metadata"`` the partial's usage so far (no event carries it before ``stop``).
+``"usage_metadata"`` the partial's usage so far (beyond the counts a first delta
+event's ``provider["usage_so_far"]`` carries, checked like the stop event's usage).
 An SSE event of type ``replay`` (what ``from_redis(..., last_event_id=...)`` sends for
 the events the reader already has) is checked and assembled into the message but not delivered.
 """
@@ -36,6 +37,7 @@ from ...errors import (
 )
 from ...events import (
     FINISH_REASONS,
+    USAGE_SO_FAR,
     ContentItem,
     ToolCallItem,
     Usage,
@@ -43,6 +45,7 @@ from ...events import (
     is_done,
     join_fragments,
     usage_from_dict,
+    usage_so_far,
 )
 from ...framing.sse import ServerSentEvent
 from ...partial_json import parse_arguments
@@ -182,6 +185,12 @@ class UniDecoder(Decoder[ServerSentEvent]):
                                 raw=frame.data) from None
         if event.provider is not None and type(event.provider) is not dict:
             raise ProtocolError("event provider must be an object", raw=frame.data)
+        if event.provider and USAGE_SO_FAR in event.provider:  # the counts so far, checked
+            so_far = event.provider[USAGE_SO_FAR]
+            if type(so_far) is not dict or usage_so_far(event.provider) is None:
+                _usage_so_far(so_far if type(so_far) is dict else None, frame.data)
+                raise ProtocolError(f"provider {USAGE_SO_FAR} is not a usage object",
+                                    raw=frame.data)
         em = self.emitter
         if event.event_type == "stop":
             if event.content_items:

@@ -47,6 +47,7 @@ class UniEncoder(Encoder):
     """UniEvents as data-only SSE (``uni``)."""
 
     name: ClassVar[str] = "uni"
+    carries_choices: ClassVar[bool] = True
     frame = staticmethod(encode_sse)
 
     def encode_event(self, event: UniEvent) -> bytes:

@@ -119,8 +119,9 @@ class Upstream:
         try:
             async with AsyncExitStack() as stack:
                 chunks = await reader.open(stack, source.open())
-                yield _events(chunks, StreamDecoder(self.dialect, limits=self.limits), reader,
-                              secrets)
+                decoder = StreamDecoder(get_request(self.dialect).stream_dialect,
+                                        limits=self.limits)  # a codec's own decoder
+                yield _events(chunks, decoder, reader, secrets)
         except httpx.HTTPError as exc:
             raise scrub_error(source.map_error(exc), secrets) from exc
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import httpx
 import pytest
 from conftest import serve
@@ -189,6 +190,30 @@ async def test_a_new_request_side_is_its_folder_and_one_registry_line(
     assert calls  # the openai SDK read the throwaway's stream (openai-chat bodies)
     assert bad.status_code == 400 and "messages" in bad.json()["error"]["message"]
     assert answered == "tk"  # the client's key, from the throwaway's header, went upstream
+
+
+async def test_a_request_side_reusing_a_codec_serves_as_the_upstream_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request side whose streams are another dialect's (``codec``) as the upstream: its
+    answer is decoded with the codec's decoder (it was a 500: no decoder of its name)."""
+    package = tmp_path / "sf_throwaway"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "request.py").write_text(THROWAWAY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(REQUESTS, "throwaway", "sf_throwaway.request:REQUEST")
+    monkeypatch.delitem(sys.modules, "sf_throwaway.request", raising=False)
+
+    first, _ = turn_bodies("openai-chat")
+    async with ReplayServer({"/chat": Route.from_body(first)}) as server, \
+            serve(create_app(server.url, "throwaway")) as url:
+        client = anthropic.AsyncAnthropic(base_url=url, api_key="k", max_retries=0)
+        async with client.messages.stream(model="m", max_tokens=64, messages=ASK) as stream:
+            message = await stream.get_final_message()
+        await client.close()
+    assert server.hits[-1].headers.get("x-throwaway-key") == "k"  # its own key header
+    assert [b.type for b in message.content] == ["thinking", "text", "tool_use"]
+    assert message.stop_reason == "tool_use"
 
 
 async def _raw(url: str, server: Any) -> str:

@@ -12,11 +12,11 @@ client went away) ends it with nothing and cancels the upstream request.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent import Agent, AgentResult, AgentStream, Decision
+from ..agent import Agent, AgentEvent, AgentResult, AgentStream, Decision
 from ..dialects.encoder import BodyWriter
 from ..dialects.ui_agent import feed_agent_event
 from ..errors import StreamflowError
@@ -119,21 +119,32 @@ class EncoderSink(AsyncSink):
         self.outbox.put_nowait(self.writer.check(self.encoder.tool_results([result])))
 
 
-async def _run_agent(job: AgentRun, sink: EncoderSink, *also: AsyncSink) -> None:
-    async with job.stream() as run:
-        async for ev in run:
-            data = sink.writer.check(feed_agent_event(sink.encoder, ev))
-            if data:
-                await sink.outbox.put(data)
-            if ev.depth:  # a sub-agent's events are not the answer's
-                continue
-            for other in also:  # the answer's recorders: its events and tool results
-                if ev.type == "event" and ev.event is not None:
-                    await other.on_event(ev.event)
-                elif ev.type == "tool.result" and ev.result is not None:
-                    on_result = getattr(other, "on_tool_result", None)
-                    if on_result is not None:
-                        on_result(ev.result)
+async def run_agent(job: AgentRun, write: Callable[[AgentEvent], Awaitable[None]],
+                    also: Sequence[AsyncSink] = ()) -> None:
+    """Iterate ``job``'s run: every event to ``write`` (the answer's bytes or records);
+    the answer's own events and tool results (not a sub-agent's) to ``also``, which hear
+    the run's end as a run's sinks do (``on_end(None)``, or ``on_end(error)`` before a
+    :class:`StreamflowError` is raised again). The one Agent loop of the web responses and
+    of :class:`~streamflow.web.resume.ResumableStreams`."""
+    try:
+        async with job.stream() as agent:
+            async for ev in agent:
+                await write(ev)
+                if ev.depth:  # a sub-agent's events are not the answer's
+                    continue
+                for other in also:
+                    if ev.type == "event" and ev.event is not None:
+                        await other.on_event(ev.event)
+                    elif ev.type == "tool.result" and ev.result is not None:
+                        on_result = getattr(other, "on_tool_result", None)
+                        if on_result is not None:
+                            on_result(ev.result)
+    except StreamflowError as error:
+        for other in also:
+            await other.on_end(error)
+        raise
+    for other in also:
+        await other.on_end(None)
 
 
 async def produce(source: Any, encoder: UIRunEncoder, outbox: Outbox, *,
@@ -149,7 +160,13 @@ async def produce(source: Any, encoder: UIRunEncoder, outbox: Outbox, *,
     sink = EncoderSink(encoder, outbox)
     try:
         if isinstance(source, AgentRun):
-            await _run_agent(source, sink, *also)
+
+            async def write(ev: AgentEvent) -> None:
+                data = sink.writer.check(feed_agent_event(sink.encoder, ev))
+                if data:
+                    await outbox.put(data)
+
+            await run_agent(source, write, also)
         else:
             await run(source, sink, *also, dialect=dialect, limits=limits)
     except StreamflowError as error:

@@ -3,9 +3,9 @@
 :func:`launch` keeps (or issues) the chat's token, starts the stream's
 :class:`~streamflow.sinks.RedisStreamSink` (its ``start`` entry is written before it
 returns), points the chat at the new stream and starts the producer in the app's
-task group: :func:`produce` for a byte or UniEvent source (stoppable from any
-instance through the stop key, ``on_finish`` called once), :func:`produce_agent` for
-an Agent run (one entry per record, ``run.end`` the last one).
+task group: :func:`produce`, the one producer, for a byte or UniEvent source and for
+an Agent run alike (one entry per record, ``run.end`` the last one): stoppable from any
+instance through the stop key, bounded by the deadline, ``on_finish`` called once.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from .._redis.link import RedisLink
+from ..agent import AgentEvent
 from ..dialects.ui_agent import agent_record
 from ..errors import CancelledStreamError, SinkError, StreamflowError, StreamTimeoutError
 from ..limits import Limits
@@ -26,7 +27,7 @@ from ..redaction import redacting_logger
 from ..runtime import run
 from ..sinks.redis import RedisStreamSink
 from ._answer import AnswerRecorder, FinishStatus, call_on_finish
-from ._drive import AgentRun
+from ._drive import AgentRun, run_agent
 from ._resume_access import Slot, Started, point, token_to_keep
 from ._resume_stop import stop_key, until_stopped
 
@@ -59,34 +60,51 @@ async def launch(streams: ResumableStreams, group: TaskGroup, chat_id: str, sour
             except StreamflowError:
                 pass  # it expires with the sink's ttl
         raise
-    if isinstance(source, AgentRun):
-        group.start_soon(produce_agent, sink, source, slot, streams.limits,
-                         name=f"streamflow-producer:{key}")
-    else:
-        group.start_soon(produce, sink, source, dialect, options, slot, link,
-                         stop_key(streams.prefix, key), streams.limits,
-                         name=f"streamflow-producer:{key}")
+    group.start_soon(produce, sink, source, dialect, options, slot, link,
+                     stop_key(streams.prefix, key), streams.limits,
+                     name=f"streamflow-producer:{key}")
     return Started(chat_id, key, token if streams.tokens else None)
 
 
 async def produce(sink: RedisStreamSink, source: Any, dialect: str, options: dict[str, Any],
                   slot: Slot, link: RedisLink, stop_key: str, limits: Limits) -> None:
-    """Run ``source`` into ``sink`` until it ends or ``stop_key`` appears; then ``on_finish``."""
+    """Run ``source`` -- a byte or UniEvent source, or an :class:`AgentRun` (one entry per
+    record, ``run.end`` the last) -- into ``sink`` until it ends or ``stop_key`` appears;
+    then ``on_finish``, once, with what the readers saw and how it ended."""
     on_finish = options.pop("_on_finish", None)
     recorder = AnswerRecorder()
     status: FinishStatus = "aborted"  # unless the run ends by itself
     stopped = False
 
+    async def write_record(ev: AgentEvent) -> None:
+        record = agent_record(ev)
+        if record is not None:
+            await sink.on_record(json.dumps(record, separators=(",", ":")),
+                                 last=record["agent"] == "run.end")
+
+    async def drive() -> None:
+        if not isinstance(source, AgentRun):
+            await run(source, sink, recorder, dialect=dialect, limits=limits, **options)
+            return
+        try:
+            with anyio.fail_after(limits.deadline) if limits.deadline else nullcontext():
+                await run_agent(source, write_record, (recorder,))
+        except TimeoutError:
+            error = StreamTimeoutError("deadline", limits.deadline or 0.0)
+            await recorder.on_end(error)
+            raise error from None
+
     async def work() -> None:
         nonlocal status
         try:
-            await run(source, sink, recorder, dialect=dialect, limits=limits, **options)
+            await drive()
             status = "failed" if recorder.answer.error is not None else "completed"
         except SinkError as error:  # Redis failed under the producer: readers time out
             status = "failed"
             log.warning("writing %s to Redis failed: %s", sink.key, error)
-        except StreamflowError:
-            status = "failed"  # written to the stream as its terminal entry
+        except StreamflowError as error:
+            status = "failed"
+            await sink.on_end(error)  # the terminal entry (written already by a run)
         except Exception:
             log.exception("producer of %s failed", sink.key)
             raise
@@ -106,28 +124,3 @@ async def produce(sink: RedisStreamSink, source: Any, dialect: str, options: dic
                 await call_on_finish(on_finish, recorder.finish(), status)
             except Exception:
                 log.exception("on_finish of %s failed", sink.key)
-
-
-async def produce_agent(sink: RedisStreamSink, job: AgentRun, slot: Slot,
-                        limits: Limits) -> None:
-    """An Agent run into the stream: one entry per record, ``run.end`` the last one."""
-    try:
-        with anyio.fail_after(limits.deadline) if limits.deadline else nullcontext():
-            async with job.stream() as agent:
-                async for ev in agent:
-                    record = agent_record(ev)
-                    if record is not None:
-                        await sink.on_record(json.dumps(record, separators=(",", ":")),
-                                             last=record["agent"] == "run.end")
-    except TimeoutError:
-        await sink.on_end(StreamTimeoutError("deadline", limits.deadline or 0.0))
-    except SinkError as error:
-        log.warning("writing %s to Redis failed: %s", sink.key, error)
-    except StreamflowError as error:
-        await sink.on_end(error)  # the run's typed error is the terminal entry
-    except Exception:
-        log.exception("agent run of %s failed", sink.key)
-        raise
-    finally:
-        slot.release()
-        await sink.aclose()

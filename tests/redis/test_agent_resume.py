@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from realredis import chat_app
@@ -99,3 +100,72 @@ async def test_a_run_survives_a_reconnect_after_any_event(redis_url: str, to: st
         types = [p["type"] for p in payloads]
         assert types[0] == "RUN_STARTED" and types[-1] == "RUN_FINISHED"
         assert types.count("STEP_STARTED") == 2 and "TOOL_CALL_RESULT" in types
+
+
+def slow_answer(words: int, delay: float) -> Route:
+    """A text turn of ``words`` deltas, one SSE event per chunk, ``delay`` s apart."""
+    em = Emitter()
+    em.note({"id": "msg_2", "model": "claude-test"})
+    for i in range(words):
+        em.text(f"word{i} ")
+    em.stop(None, "stop")
+    body = b"".join(encode(em.drain(), "anthropic"))
+    events = [e + b"\n\n" for e in body.split(b"\n\n") if e.strip()]
+    return Route(chunks=events, delays=delay)
+
+
+async def test_an_agent_run_stops_from_another_instance_and_calls_on_finish_once(
+        redis_url: str) -> None:
+    """Stop reaches an Agent run as it reaches a byte source: the run is cancelled (its
+    upstream request closed long before the answer's end) and on_finish hears "aborted"
+    once, with the partial the readers saw."""
+    finished: list[tuple[Any, str]] = []
+    async with ReplayServer({"/v1/messages": [slow_answer(40, 0.1)]}) as upstream, \
+            httpx.AsyncClient(trust_env=False) as client:
+        provider = make_provider("anthropic", base_url=upstream.url, api_key="k", model="m")
+        agent = Agent(provider, ToolRegistry(), http_sender(client))
+        producer = ResumableStreams(
+            redis_url, heartbeat=0.2,
+            on_finish=lambda answer, *, status: finished.append((answer, status)))
+        other = ResumableStreams(redis_url)
+        async with producer.running(), other.running():
+            await producer.start("agent-stop", agent_run(agent, "Talk."))
+            await anyio.sleep(1.0)  # about ten words are out
+            asked = anyio.current_time()
+            assert await other.stop("agent-stop")
+            with anyio.fail_after(5):
+                while not finished:
+                    await anyio.sleep(0.05)
+            took = anyio.current_time() - asked
+            await anyio.sleep(0.3)  # a second call would come now
+    [(answer, status)] = finished
+    assert status == "aborted" and took < 1.5  # the 40 words would take 4 s
+    assert answer.text.startswith("word0 word1 ") and "word39" not in answer.text
+
+
+async def test_a_finished_agent_run_calls_on_finish_once_with_its_steps(
+        redis_url: str) -> None:
+    finished: list[tuple[Any, str]] = []
+    tools = ToolRegistry()
+
+    @tools.tool
+    def get_weather(city: str) -> dict[str, Any]:
+        """The weather."""
+        return {"city": city, "temperature": 17}
+
+    async with ReplayServer({"/v1/messages": [turn(call=True), turn(call=False)]}) as upstream, \
+            httpx.AsyncClient(trust_env=False) as client:
+        provider = make_provider("anthropic", base_url=upstream.url, api_key="k", model="m")
+        agent = Agent(provider, tools, http_sender(client))
+        streams = ResumableStreams(
+            redis_url, on_finish=lambda answer, *, status: finished.append((answer, status)))
+        async with streams.running():
+            await streams.start("agent-done", agent_run(agent, "Weather in Lisbon?"))
+            with anyio.fail_after(10):
+                while not finished:
+                    await anyio.sleep(0.05)
+            await anyio.sleep(0.3)
+    [(answer, status)] = finished
+    assert status == "completed" and answer.text == "17 degrees in Lisbon."
+    assert [t.role for t in answer.turns] == ["assistant", "user", "assistant"]
+    assert '"temperature": 17' in answer.turns[1].parts[0].text.replace(":17", ": 17")

@@ -24,8 +24,9 @@ from streamflow.demo import DEMO_PROMPT
 from streamflow.demo.server import DemoServer
 from streamflow.demo.tools import demo_tools
 from streamflow.providers import make_provider
+from streamflow.server import ReplayServer, Route
 from streamflow.tools import ToolResult
-from streamflow.web import ag_ui_response, agent_run, ui_message_stream_response
+from streamflow.web import Answer, ag_ui_response, agent_run, ui_message_stream_response
 
 pytestmark = pytest.mark.anyio
 
@@ -95,3 +96,33 @@ async def test_an_agent_run_as_ag_ui_events() -> None:
         "STEP_STARTED", 2)
     assert json.loads(result["content"])["city"] == "Lisbon"
     assert len(events[-1]["usage"]) == 2
+
+
+@pytest.mark.parametrize("respond", [ui_message_stream_response, ag_ui_response])
+async def test_a_failed_agent_run_tells_on_finish_failed_with_its_partial(respond: Any) -> None:
+    """The upstream cuts the answer: the body ends with the in-band error, and on_finish
+    hears "failed" once, with the text that arrived and the error (it said "completed")."""
+    body = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"m1",'
+            b'"type":"message","role":"assistant","model":"m","content":[],"usage":'
+            b'{"input_tokens":3,"output_tokens":0}}}\n\n'
+            b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+            b'"content_block":{"type":"text","text":""}}\n\n'
+            b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+            b'"delta":{"type":"text_delta","text":"Half an ans"}}\n\n')
+    finished: list[tuple[Answer, str]] = []
+    async with ReplayServer({"/v1/messages": Route(chunks=[body], abort=True)}) as upstream, \
+            httpx.AsyncClient(trust_env=False) as client:
+        provider = make_provider("anthropic", base_url=upstream.url, api_key="k", model="m")
+        agent = Agent(provider, demo_tools(), http_sender(client))
+
+        async def chat(request: Request) -> Response:
+            return respond(agent_run(agent, "hi"), on_finish=lambda answer, *, status:
+                           finished.append((answer, status)))
+
+        app = Starlette(routes=[HTTPRoute("/chat", chat, methods=["POST"])])
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                     base_url="http://app") as http:
+            answer_body = (await http.post("/chat")).text
+    assert "Half an ans" in answer_body and "error" in answer_body.lower()
+    [(answer, status)] = finished
+    assert status == "failed" and answer.text == "Half an ans" and answer.error

@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from ..errors import IncompleteStreamError, ProviderError, StreamflowError
 from ..events import (
@@ -46,6 +46,8 @@ from ..events import (
     is_done,
     usage_so_far,
 )
+
+_E = TypeVar("_E", bound=BaseException)
 
 __all__ = ["BodyWriter", "Encoder", "error_fields", "native_reason", "new_id",
            "slot_index", "unix_seconds"]
@@ -192,9 +194,10 @@ class Encoder:
 class BodyWriter:
     """The one encode routine: ``encoder``'s body from a UniEvent stream (module doc).
 
-    Push events with :meth:`feed`, a typed failure with :meth:`fail`, and call
-    :meth:`end` when the events ran out; or let :meth:`body` (an iterable) and
-    :meth:`abody` (async batches) drive all three.
+    Push events with :meth:`feed` and end with :meth:`close` (why the events ended:
+    nothing, a typed failure, a bug), which says what to write last and what to raise;
+    :meth:`body` (an iterable), :meth:`abody` (async batches), the ``encode`` operator
+    and the web responses are drivers of those two.
     """
 
     def __init__(self, encoder: Encoder) -> None:
@@ -239,22 +242,35 @@ class BodyWriter:
             f"the event stream ended without a stop event ({self.encoder.name} body cut)")
         return self.check(self.encoder.fail(error)), error
 
+    def close(self, error: _E | None = None, before: Iterable[UniEvent] = ()
+              ) -> tuple[bytes, _E | IncompleteStreamError | None]:
+        """How the body ends, for every driver: the bytes to write last and the error to
+        raise after them. ``error`` is why the events ended (``None``: they ran out):
+        a :class:`StreamflowError` is written in-band (after ``before``) and raised
+        again; no ``stop`` is an :class:`IncompleteStreamError`, written and raised; any
+        other exception (a bug) writes nothing and is raised as it is."""
+        if error is None:
+            return self.end()
+        if isinstance(error, StreamflowError):
+            return self.fail(error, before), error
+        return b"", error
+
     def body(self, events: Iterable[UniEvent]) -> Iterator[bytes]:
         """The whole body of ``events``, chunk by chunk; a typed error from iterating them
         is written in-band and raised again, a missing ``stop`` likewise."""
+        error: StreamflowError | None = None
         try:
             for event in events:
                 out = self.feed(event)
                 if out:
                     yield out
-        except StreamflowError as error:
-            yield self.fail(error)
-            raise
-        tail, incomplete = self.end()
+        except StreamflowError as exc:
+            error = exc
+        tail, raised = self.close(error)
         if tail:
             yield tail
-        if incomplete is not None:
-            raise incomplete
+        if raised is not None:
+            raise raised
 
     async def abody(self, batches: AsyncIterable[Iterable[UniEvent]],
                     convert: Callable[[UniEvent], UniEvent] | None = None,
@@ -264,17 +280,18 @@ class BodyWriter:
         A typed error's ``events`` (decoded in the failing call, not yet delivered)
         are written before its in-band error.
         """
+        error: StreamflowError | None = None
         try:
             async for events in batches:
                 out = self.feed_all(events if convert is None else map(convert, events))
                 if out:
                     yield out
-        except StreamflowError as error:
-            before = error.events if convert is None else map(convert, error.events)
-            yield self.fail(error, before)
-            raise
-        tail, incomplete = self.end()
+        except StreamflowError as exc:
+            error = exc
+        before = () if error is None else \
+            error.events if convert is None else map(convert, error.events)
+        tail, raised = self.close(error, before)
         if tail:
             yield tail
-        if incomplete is not None:
-            raise incomplete
+        if raised is not None:
+            raise raised

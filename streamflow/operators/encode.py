@@ -26,7 +26,6 @@ from reactivex import abc
 
 from ..dialects import get_encoder
 from ..dialects.encoder import BodyWriter
-from ..errors import StreamflowError
 from ..events import UniEvent
 from ._base import Handlers, Operator, stateful
 
@@ -47,21 +46,20 @@ def encode(dialect: str, **flavour: Any) -> Operator[UniEvent, bytes]:
             if chunk:
                 emit(chunk)
 
-        def on_error(error: Exception) -> None:
-            if isinstance(error, StreamflowError):
-                chunk = writer.fail(error)
-                if chunk:
-                    emit(chunk)
-            observer.on_error(error)
-
-        def on_completed() -> None:
-            tail, incomplete = writer.end()
+        def end(error: Exception | None) -> None:
+            tail, raised = writer.close(error)
             if tail:
                 emit(tail)
-            if incomplete is not None:
-                observer.on_error(incomplete)
-                return
-            observer.on_completed()
+            if raised is None:
+                observer.on_completed()
+            else:
+                observer.on_error(raised)
+
+        def on_error(error: Exception) -> None:
+            end(error)
+
+        def on_completed() -> None:
+            end(None)
 
         return on_next, on_error, on_completed
 

@@ -158,6 +158,7 @@ async def produce(source: Any, encoder: UIRunEncoder, outbox: Outbox, *,
     started) and not raised again.
     """
     sink = EncoderSink(encoder, outbox)
+    error: StreamflowError | None = None
     try:
         if isinstance(source, AgentRun):
 
@@ -169,8 +170,7 @@ async def produce(source: Any, encoder: UIRunEncoder, outbox: Outbox, *,
             await run_agent(source, write, also)
         else:
             await run(source, sink, *also, dialect=dialect, limits=limits)
-    except StreamflowError as error:
-        await outbox.put(sink.writer.fail(error))
-        return
-    tail, _ = sink.writer.end()  # the run's end (or, with no stop, the in-band error)
+    except StreamflowError as exc:
+        error = exc
+    tail, _ = sink.writer.close(error)  # the response has started: written, not raised
     await outbox.put(tail)

@@ -129,3 +129,20 @@ async def test_the_web_responses_end_a_cut_stream_in_band_and_a_whole_one_finish
     cut, whole = await _web_body(CUT), await _web_body(EVENTS)
     assert b'"type":"error"' in cut and b'"type":"finish"' not in cut
     assert b'"type":"finish"' in whole and b'"type":"error"' not in whole
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_bug_upstream_writes_nothing_and_passes_through_the_operator(target: str) -> None:
+    """A non-streamflow exception is our bug, not bad input: no in-band error is written
+    for it (the body is not made to look like the provider failed), and it reaches the
+    subscriber as itself."""
+    bug = ZeroDivisionError("a bug upstream")
+    chunks: list[bytes] = []
+    errors: list[Exception] = []
+    reactivex.concat(reactivex.from_iterable(CUT[:3]), reactivex.throw(bug)).pipe(
+        encode_op(target)).subscribe(chunks.append, errors.append)
+    writer = BodyWriter(get_encoder(target)())
+    head = [c for c in (writer.feed(e) for e in CUT[:3]) if c]
+    assert errors == [bug] and len(chunks) == len(head)  # the events' bytes, nothing more
+    assert b"error" not in b"".join(chunks).lower()
+    assert writer.close(bug) == (b"", bug) and not writer.finished

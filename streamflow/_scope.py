@@ -77,6 +77,21 @@ class Scope:
         self.unhandled.append(error)
         self.task_group.cancel_scope.cancel()
 
+    def end(self, observer: abc.ObserverBase[Any], error: Exception | None,
+            cancel: anyio.CancelScope) -> None:
+        """End ``observer`` as a task of this scope that fed it ended: with ``error`` or
+        completed; nothing once ``cancel`` was called (the subscriber disposed of it); an
+        observer that raises (one without ``on_error`` re-raises) is :meth:`report` ed."""
+        if cancel.cancel_called:
+            return
+        try:
+            if error is None:
+                observer.on_completed()
+            else:
+                observer.on_error(error)
+        except Exception as exc:
+            self.report(exc)
+
     def pressed(self) -> bool:
         """Whether a backpressure hook has parked events (the reader must wait for it)."""
         return any(hook.overflow for hook in self.pressure)
@@ -151,12 +166,4 @@ async def pump(body: Callable[[], ChunkStream], observer: abc.ObserverBase[bytes
         error = reader.mapped(exc)
     finally:
         reader.close()
-    if cancel.cancel_called:
-        return
-    try:
-        if error is None:
-            observer.on_completed()
-        else:
-            observer.on_error(error)
-    except Exception as exc:  # an observer without on_error re-raises: surface it
-        owner.report(exc)
+    owner.end(observer, error, cancel)

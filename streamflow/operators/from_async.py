@@ -105,15 +105,7 @@ def from_async(fn: AsyncTransform, *, buffer: int = 256) -> Operator[UniEvent, A
                     if aclose is not None:
                         with anyio.CancelScope(shield=True):
                             await aclose()
-                if cancel.cancel_called:
-                    return
-                try:
-                    if error is None:
-                        observer.on_completed()
-                    else:
-                        observer.on_error(error)
-                except Exception as exc:  # an observer without on_error: surface it
-                    owner.report(exc)
+                owner.end(observer, error, cancel)
 
             task = owner.spawn(drive, f"streamflow-operator:{name}")
             upstream.disposable = source.subscribe(inbox.on_next, inbox.on_error,

@@ -23,7 +23,8 @@ delivers before the error so nothing is lost::
     ├── CancelledStreamError           the consumer cancelled the stream
     ├── NoScopeError                   an async source subscribed outside ``streamflow.scope()``
     ├── SinkError                      a sink raised (the stream itself went to its end)
-    └── OutputValidationError          structured output that does not validate: raw, errors
+    ├── OutputValidationError          structured output that does not validate: raw, errors
+    └── SchemaRefusedError             a tool's or an output's JSON schema refused: name, reason
 
 When the stream fails *and* sinks raised, ``run()`` raises the stream's error with
 the sink failures listed in its ``sink_errors`` attribute.
@@ -54,6 +55,7 @@ __all__ = [
     "NoScopeError",
     "SinkError",
     "OutputValidationError",
+    "SchemaRefusedError",
 ]
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -284,4 +286,35 @@ class OutputValidationError(StreamflowError):
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
         out.update(errors=self.errors)
+        return out
+
+
+class SchemaRefusedError(StreamflowError):
+    """A JSON schema streamflow does not validate with, refused before any call is checked.
+
+    Raised when an MCP server's tool is listed (its ``inputSchema``) or a structured
+    output's schema dict is given: the schema refers outside itself (``http(s)://``,
+    ``file://``, a relative ``other.json``, a ``urn:`` it does not define -- nothing is
+    fetched or read), has a reference that resolves nowhere inside it, switches dialect
+    inside itself (a nested ``$schema``), or passes a size or depth limit. ``name`` is
+    the tool's name (``"output"`` for an output schema), ``reason`` what is wrong,
+    ``ref`` the reference refused (``None`` for a limit), ``limit``/``maximum`` the limit
+    passed (``None`` for a reference). See docs/mcp.md, "Schema references".
+    """
+
+    def __init__(self, name: str, reason: str, *, ref: str | None = None,
+                 limit: str | None = None, maximum: int | None = None,
+                 partial: Message | None = None) -> None:
+        what = "output schema" if name == "output" else f"input schema of tool {name!r}"
+        super().__init__(f"the {what} was refused: {reason}", partial=partial)
+        self.name = name
+        self.reason = reason
+        self.ref = ref
+        self.limit = limit
+        self.maximum = maximum
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out.update(name=self.name, reason=self.reason, ref=self.ref, limit=self.limit,
+                   maximum=self.maximum)
         return out

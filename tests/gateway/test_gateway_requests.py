@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anthropic
 import httpx
 import pytest
 from conftest import serve

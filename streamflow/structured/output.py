@@ -17,7 +17,10 @@ one tool call and no text. Collecting is an append per fragment; nothing is pars
 
 ``output`` is a pydantic model, any type a ``TypeAdapter`` takes (``TypedDict``,
 ``list[...]``, a dataclass) or a JSON schema ``dict`` (snapshots are then plain JSON values
-and the final is checked with the ``jsonschema`` package).
+and the final is checked with the ``jsonschema`` package, through
+:func:`streamflow._json_schema.checked_schema`: a schema referring outside itself or past
+the size and depth limits is a :class:`~streamflow.errors.SchemaRefusedError` when the
+parser is made, and nothing is ever fetched).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import from_json, to_jsonable_python
 
+from .._json_schema import CheckedSchema, checked_schema
 from ..errors import LimitExceededError, OutputValidationError
 from ..events import TextItem, ToolCallItem, UniEvent
 from ..message import Message
@@ -85,6 +89,9 @@ class OutputParser:
         output_from: ``"auto"``, ``"text"`` or ``"tool"``.
         tool_name: the tool whose call carries the output (``None``: the first call).
         max_bytes: a bound on the collected text (``LimitExceededError`` past it).
+
+    Raises :class:`~streamflow.errors.SchemaRefusedError` for a JSON schema ``output``
+    that refers outside itself or passes the size and depth limits.
     """
 
     def __init__(self, output: Any, *, output_from: OutputFrom = "auto",
@@ -95,7 +102,9 @@ class OutputParser:
         self.output_from: OutputFrom = output_from
         self.tool_name = tool_name
         self._max = max_bytes
-        self._schema: dict[str, Any] | None = output if isinstance(output, dict) else None
+        self._schema: CheckedSchema | None = (
+            checked_schema(output, name="output", check=False) if isinstance(output, dict)
+            else None)
         self._final = None if self._schema is not None else TypeAdapter(output)
         self._snapshots = Snapshots(None if self._schema is not None else output)
         self._text = _Fragments()
@@ -193,22 +202,15 @@ class OutputParser:
     def _check_schema(self, raw: str, message: Message | None) -> Any:
         assert self._schema is not None
         try:
-            import jsonschema
-        except ModuleNotFoundError:  # pragma: no cover - a core dependency
-            raise ModuleNotFoundError("output= with a JSON schema needs the jsonschema "
-                                      "package") from None
-        try:
             value = from_json(raw, allow_inf_nan=False)
         except ValueError as exc:
             raise OutputValidationError(
                 f"the structured output is not valid JSON: {exc}", raw=raw,
                 errors=[{"type": "json_invalid", "loc": (), "msg": str(exc)}],
                 partial=message, partial_output=self.snapshot) from None
-        validator = jsonschema.validators.validator_for(self._schema)(self._schema)
-        problems = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+        problems = self._schema.problems(value)
         if problems:
-            errors = [{"type": p.validator, "loc": tuple(p.absolute_path), "msg": p.message}
-                      for p in problems]
+            errors = [{"type": p.keyword, "loc": p.path, "msg": p.message} for p in problems]
             raise OutputValidationError(
                 f"the structured output does not match its JSON schema: {len(errors)} "
                 f"error(s), first: {errors[0]['msg']}", raw=raw, errors=errors,

@@ -23,7 +23,9 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
-from ._mcp_tool import MCPTool, ProgressHook, require_mcp, schema_validator, tool_name
+from .._json_schema import checked_schema
+from ..errors import SchemaRefusedError
+from ._mcp_tool import MCPTool, ProgressHook, require_mcp, tool_name
 from ._progress import Progress
 from ._registry import ToolRegistry
 
@@ -31,8 +33,13 @@ from ._registry import ToolRegistry
 def mcp_tool(session: Any, spec: Any, *, name: str | None = None,
              on_progress: ProgressHook | None = None, timeout: float | None = None,
              read_timeout: float | None = None) -> MCPTool:
-    """One server tool (an ``mcp.types.Tool`` from ``list_tools``) as an :class:`MCPTool`."""
+    """One server tool (an ``mcp.types.Tool`` from ``list_tools``) as an :class:`MCPTool`.
+
+    Raises :class:`~streamflow.errors.SchemaRefusedError` for an input schema refused
+    (a reference outside it, past the size or depth limits: ``_json_schema``).
+    """
     schema = dict(spec.input_schema or {"type": "object", "properties": {}})
+    registered = name or tool_name(spec.name)
     annotations = spec.annotations.model_dump(exclude_none=True) if spec.annotations else {}
     holder: dict[str, MCPTool] = {}
 
@@ -40,10 +47,11 @@ def mcp_tool(session: Any, spec: Any, *, name: str | None = None,
         return holder["tool"].stream(arguments, Progress)
 
     tool = MCPTool(
-        name=name or tool_name(spec.name), description=spec.description or spec.title or "",
+        name=registered, description=spec.description or spec.title or "",
         func=call_mcp_tool, parameters=schema, model=BaseModel, is_async=True,
         timeout=timeout, session=session, server_name=spec.name,
-        validator=schema_validator(schema), on_progress=on_progress, read_timeout=read_timeout,
+        validator=checked_schema(schema, name=registered), on_progress=on_progress,
+        read_timeout=read_timeout,
         annotations=annotations)
     holder["tool"] = tool
     return tool
@@ -55,6 +63,9 @@ async def from_mcp(session: Any, *, prefix: str = "", registry: ToolRegistry | N
     """Every tool of an initialized ``ClientSession`` (all pages of ``tools/list``).
 
     They are added to ``registry`` (a new one by default), named ``prefix + name``.
+    A tool whose input schema is refused raises
+    :class:`~streamflow.errors.SchemaRefusedError` naming it (docs/mcp.md, "Schema
+    references"), before any of its calls.
     """
     require_mcp()
     from mcp.types import PaginatedRequestParams
@@ -82,17 +93,27 @@ async def mcp_stdio(server: Any, *, errlog: TextIO | None = None, prefix: str = 
 
     The server runs as a subprocess speaking MCP on its stdin/stdout (its stderr goes
     to ``errlog``, default ``sys.stderr``) until the block ends. ``session_options``
-    go to ``ClientSession`` (``client_info``, ``sampling_callback``...).
+    go to ``ClientSession`` (``client_info``, ``sampling_callback``...). A tool whose
+    input schema is refused raises :class:`~streamflow.errors.SchemaRefusedError` as
+    itself (not in an ``ExceptionGroup``), once the server is stopped.
     """
     require_mcp()
     from mcp import ClientSession
     from mcp.client.stdio import stdio_client
 
+    refused: SchemaRefusedError | None = None
     async with stdio_client(server, errlog=errlog or sys.stderr) as (read, write), \
             ClientSession(read, write, **session_options) as session:
         await session.initialize()
-        yield await from_mcp(session, prefix=prefix, on_progress=on_progress, timeout=timeout,
-                             read_timeout=read_timeout)
+        try:
+            tools = await from_mcp(session, prefix=prefix, on_progress=on_progress,
+                                   timeout=timeout, read_timeout=read_timeout)
+        except SchemaRefusedError as exc:  # the SDK's task group would wrap it
+            refused = exc
+        else:
+            yield tools
+    if refused is not None:
+        raise refused
 
 
 @asynccontextmanager
@@ -105,7 +126,8 @@ async def mcp_http(url: str, *, headers: Mapping[str, str] | None = None,
 
     ``headers`` are sent with every request (authorization...); or pass a configured
     ``http_client`` (the ``httpx2.AsyncClient`` the SDK uses). The session is closed
-    (an HTTP ``DELETE``) when the block ends.
+    (an HTTP ``DELETE``) when the block ends. A refused input schema raises
+    :class:`~streamflow.errors.SchemaRefusedError` as itself, as for :func:`mcp_stdio`.
     """
     require_mcp()
     import httpx2
@@ -118,12 +140,20 @@ async def mcp_http(url: str, *, headers: Mapping[str, str] | None = None,
                                     timeout=httpx2.Timeout(30.0, read=300.0))
     elif headers:
         client.headers.update(headers)
+    refused: SchemaRefusedError | None = None
     try:
         async with streamable_http_client(url, http_client=client) as (read, write), \
                 ClientSession(read, write, **session_options) as session:
             await session.initialize()
-            yield await from_mcp(session, prefix=prefix, on_progress=on_progress,
-                                 timeout=timeout, read_timeout=read_timeout)
+            try:
+                tools = await from_mcp(session, prefix=prefix, on_progress=on_progress,
+                                       timeout=timeout, read_timeout=read_timeout)
+            except SchemaRefusedError as exc:  # the SDK's task group would wrap it
+                refused = exc
+            else:
+                yield tools
     finally:
         if http_client is None:
             await client.aclose()
+    if refused is not None:
+        raise refused

@@ -4,9 +4,15 @@ Each server tool becomes a :class:`MCPTool`: its ``inputSchema`` is the tool's
 ``parameters`` (sent to the model as it is), and the arguments are checked against it
 with ``jsonschema`` before the call, so a wrong call is the same ``ValidationError``
 result (pydantic's error shape: ``loc``, ``msg``, ``type``, ``input``) a Python tool
-gives; a schema ``jsonschema`` cannot read is left to the server. Names a provider would
-refuse (``[A-Za-z0-9_-]{1,64}``) are rewritten by :func:`tool_name` (``.``, ``/`` and
-the like become ``_``; ``prefix`` is put in front); the server is called with its own name.
+gives; a schema ``jsonschema`` cannot read is left to the server. The schema is checked
+once, when the tool is listed, by :func:`streamflow._json_schema.checked_schema`: a
+reference outside it (``http(s)://``, ``file://``, ``other.json``...) or a schema past
+the size and depth limits is a :class:`~streamflow.errors.SchemaRefusedError` naming the
+tool, and nothing is ever fetched; a check that fails at call time (a recursive schema
+passing its bounds...) is a ``ValidationError`` result too, never an exception. Names a
+provider would refuse (``[A-Za-z0-9_-]{1,64}``) are rewritten by :func:`tool_name` (``.``,
+``/`` and the like become ``_``; ``prefix`` is put in front); the server is called with
+its own name.
 
 Progress: an MCP tool runs as an async generator tool (:meth:`MCPTool.stream`): each
 MCP progress notification (``progress``, ``total``, ``message``) is a
@@ -18,7 +24,7 @@ last. The ``on_progress`` hook sees each report too, as ``(message, data)``.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +32,7 @@ from pydantic import ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from .._extras import install_line
+from .._json_schema import CheckedSchema, SchemaProblem, problems
 from ._mcp_result import MCPToolError, result_value
 from ._schema import Tool
 
@@ -44,21 +51,6 @@ def require_mcp() -> Any:
     return mcp
 
 
-def schema_validator(schema: Mapping[str, Any]) -> Any:
-    """A ``jsonschema`` validator of ``schema`` (``None`` when it is not a valid schema)."""
-    try:
-        import jsonschema
-    except ImportError:
-        raise ImportError(f"MCP tools need the mcp extra: {install_line('mcp')} "
-                          "(jsonschema)") from None
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        cls.check_schema(schema)
-    except jsonschema.SchemaError:
-        return None  # the server validates what we cannot
-    return cls(schema)
-
-
 def tool_name(name: str, prefix: str = "") -> str:
     """A name providers accept: ``prefix + name`` with other characters as ``_``, 64 at most."""
     return _BAD_CHARS.sub("_", f"{prefix}{name}")[:64] or "_"
@@ -68,6 +60,8 @@ def tool_name(name: str, prefix: str = "") -> str:
 class MCPTool(Tool):
     """A tool of an MCP server: validated with ``jsonschema``, run by ``session.call_tool``.
 
+    ``validator`` is the checked input schema (``checked_schema``; ``None``: nothing is
+    checked here, the server decides; a ``jsonschema`` validator of yours works too).
     ``server_name`` is the name the server knows it by; ``on_progress`` receives its
     progress notifications; ``read_timeout`` (seconds) bounds one call's wait for an
     answer on the MCP session (``timeout`` is the dispatcher's, as for any tool).
@@ -83,16 +77,21 @@ class MCPTool(Tool):
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """``arguments`` as they are, once the input schema accepts them.
 
-        Raises :class:`pydantic.ValidationError` with one entry per schema violation.
+        Raises :class:`pydantic.ValidationError` with one entry per schema violation
+        (``type`` ``json_schema_<keyword>``); a check that could not finish (a reference
+        that does not resolve, a recursive schema past its bounds) is one entry too
+        (``json_schema_unresolvable``, ``json_schema_too_complex``, ``json_schema_error``).
         """
         if self.validator is None:
             return dict(arguments)
-        errors = sorted(self.validator.iter_errors(arguments), key=lambda e: list(e.path))
-        if errors:
+        found: list[SchemaProblem] = (
+            self.validator.problems(arguments) if isinstance(self.validator, CheckedSchema)
+            else problems(self.validator, arguments))
+        if found:
             details = [InitErrorDetails(
-                type=PydanticCustomError(f"json_schema_{e.validator}", "{reason}",
-                                         {"reason": e.message}),
-                loc=tuple(e.absolute_path), input=e.instance) for e in errors]
+                type=PydanticCustomError(f"json_schema_{p.keyword}", "{reason}",
+                                         {"reason": p.message}),
+                loc=p.path, input=p.instance) for p in found]
             raise ValidationError.from_exception_data(f"{self.name}_arguments", details)
         return dict(arguments)
 

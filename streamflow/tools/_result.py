@@ -113,6 +113,8 @@ def prepare_call(registry: ToolRegistry,
     An unknown name gives an ``UnknownTool`` result listing the registered names;
     invalid arguments give a ``ValidationError`` result carrying pydantic's structured
     error list (``loc``, ``msg``, ``type``, ``input``) so the model can fix its call.
+    A check that itself fails (a validator raising something else) is a
+    ``ValidationError`` result too: checking a call never raises.
     """
     tool = registry.get(call.name)
     if tool is None:
@@ -128,3 +130,8 @@ def prepare_call(registry: ToolRegistry,
             call, "ValidationError",
             f"invalid arguments for {call.name!r}: {exc.error_count()} error(s)",
             errors=exc.errors(include_url=False))
+    except Exception as exc:  # the check itself failed: still this call's result
+        return error_result(
+            call, "ValidationError",
+            f"the arguments of {call.name!r} could not be checked: {type(exc).__name__}: {exc}",
+            errors=[])

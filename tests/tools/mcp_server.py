@@ -3,16 +3,24 @@
 Run as a script it serves over stdio (``python tests/tools/mcp_server.py``);
 :func:`build` gives the server for the streamable-HTTP tests (its
 ``streamable_http_app()`` under uvicorn on loopback).
+
+``python tests/tools/mcp_server.py --schemas FILE`` serves, instead, one tool per entry
+of the JSON object in ``FILE`` (a name -> the ``inputSchema`` it lists, hostile or not:
+tests/tools/test_schema_refs.py). Each such tool answers with the arguments it got, as
+JSON text, so a test sees whether a call reached the server.
 """
 
 from __future__ import annotations
 
+import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -67,6 +75,22 @@ def build() -> MCPServer:
     return server
 
 
+def build_with_schemas(schemas: dict[str, Any]) -> MCPServer:
+    """A server listing one tool per ``schemas`` entry, with that ``inputSchema`` as it is
+    (the SDK would derive it from the function: it is replaced after registration)."""
+    server = MCPServer("streamflow-test-schemas", log_level="WARNING")
+    for name, schema in schemas.items():
+        def take(x: Any = None, n: Any = None) -> str:
+            return json.dumps({"x": x, "n": n})
+
+        server.add_tool(take, name=name, description=f"A tool listing the {name} schema.",
+                        structured_output=False)
+        tool = server._tool_manager.get_tool(name)
+        assert tool is not None
+        tool.parameters = schema
+    return server
+
+
 @contextmanager
 def serve_http() -> Iterator[str]:
     """The server's streamable-HTTP app under uvicorn on a free loopback port (in a thread
@@ -96,4 +120,7 @@ def serve_http() -> Iterator[str]:
 
 
 if __name__ == "__main__":
-    build().run("stdio")
+    if sys.argv[1:2] == ["--schemas"]:
+        build_with_schemas(json.loads(Path(sys.argv[2]).read_text(encoding="utf-8"))).run("stdio")
+    else:
+        build().run("stdio")

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from streamflow import StreamDecoder, assemble
-from streamflow.dialects import get_encoder
+from streamflow.wire.dialects import get_encoder
 
 from .measure import interleaved_times
 from .workloads import Workload, anthropic_mixed, chunked, openai_mixed

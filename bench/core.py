@@ -26,8 +26,8 @@ from typing import Any
 import reactivex
 
 from streamflow import Message, assemble
-from streamflow.operators import pipeline
-from streamflow.runtime import run_sync
+from streamflow.app.runtime import run_sync
+from streamflow.reactive.operators import pipeline
 
 from .measure import interleaved_times
 from .workloads import anthropic_growth, anthropic_mixed, chunked, openai_mixed

@@ -1,7 +1,7 @@
 """The streamflow paths under test, each reading the same chunk list as the anchors.
 
 * :func:`pipeline` -- the full typed reactive pipeline a user writes: an observable
-  of the chunks -> ``streamflow.operators.pipeline(dialect)`` -> ``run_sync`` with a
+  of the chunks -> ``streamflow.reactive.operators.pipeline(dialect)`` -> ``run_sync`` with a
   sink that collects the ``.done`` items -> the assembled :class:`Message`;
 * :func:`decoder` -- the sans-IO core alone: ``StreamDecoder.feed`` per chunk, then
   ``close()`` and ``.message``;
@@ -28,9 +28,9 @@ from reactivex import abc
 from reactivex.disposable import Disposable
 
 from streamflow import Message, StreamDecoder, UniEvent
-from streamflow.operators import pipeline as pipeline_op
-from streamflow.runtime import run_sync
-from streamflow.sources import from_httpx, from_iterable
+from streamflow.app.runtime import run_sync
+from streamflow.reactive.operators import pipeline as pipeline_op
+from streamflow.reactive.sources import from_httpx, from_iterable
 
 from .anchors import Outcome, mock_client
 

@@ -39,10 +39,10 @@ from typing import Any
 import anyio
 
 import streamflow
-from streamflow._redis.streams import RedisLink
-from streamflow.events import UniEvent
-from streamflow.sinks import RedisStreamSink
-from streamflow.sources import from_async_iterable, from_redis
+from streamflow.core.events import UniEvent
+from streamflow.reactive._redis.streams import RedisLink
+from streamflow.reactive.sinks import RedisStreamSink
+from streamflow.reactive.sources import from_async_iterable, from_redis
 
 
 def _frame(obj: dict[str, Any]) -> bytes:

@@ -29,9 +29,9 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from streamflow.events import TextItem, UniEvent
-from streamflow.message import Message
-from streamflow.structured import OutputParser
+from streamflow.core.events import TextItem, UniEvent
+from streamflow.core.message import Message
+from streamflow.core.structured import OutputParser
 
 from .measure import exponent, interleaved_times
 

@@ -15,13 +15,13 @@ from collections.abc import AsyncIterator
 import anyio
 import httpx
 
-from streamflow.agent import Agent, AgentEvent, AgentResult, http_sender
-from streamflow.dialects.base import Emitter
-from streamflow.encoding import encode
-from streamflow.events import Usage
-from streamflow.providers.anthropic import AnthropicProvider
-from streamflow.server import ReplayServer, Route
-from streamflow.tools import Progress, ToolRegistry, agent_tool
+from streamflow.app.agent import Agent, AgentEvent, AgentResult, http_sender
+from streamflow.app.providers.anthropic import AnthropicProvider
+from streamflow.app.tools import Progress, ToolRegistry, agent_tool
+from streamflow.core.events import Usage
+from streamflow.servers.replay import ReplayServer, Route
+from streamflow.wire.dialects.base import Emitter
+from streamflow.wire.encoding import encode
 
 research_tools = ToolRegistry()
 lead_tools = ToolRegistry()

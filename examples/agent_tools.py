@@ -15,9 +15,9 @@ import httpx
 from _body import ANSWER, BODY
 
 import streamflow
-from streamflow.agent import http_sender
-from streamflow.providers.anthropic import AnthropicProvider
-from streamflow.server import ReplayServer, Route
+from streamflow.app.agent import http_sender
+from streamflow.app.providers.anthropic import AnthropicProvider
+from streamflow.servers.replay import ReplayServer, Route
 
 tools = streamflow.ToolRegistry()
 

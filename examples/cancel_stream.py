@@ -12,8 +12,8 @@ import httpx
 from _body import long_body
 
 import streamflow
-from streamflow.server import ReplayServer, Route
-from streamflow.sources import from_httpx
+from streamflow.reactive.sources import from_httpx
+from streamflow.servers.replay import ReplayServer, Route
 
 
 async def main(seconds: float) -> None:

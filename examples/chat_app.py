@@ -5,14 +5,14 @@ optionally ``ANTHROPIC_BASE_URL``; ``CHAT_DB`` names the database file). Each PO
 to ``/api/chat`` carries the chat ``id`` and its messages (useChat sends them all; a
 client that sends only the new one works too): the new user message is stored, the
 chat's whole stored history goes to the model (tool calls, results and signed
-thinking included, through :func:`~streamflow.web.from_ui_messages`), and
+thinking included, through :func:`~streamflow.servers.web.from_ui_messages`), and
 ``on_finish`` stores the answer as the user saw it (partial when it failed or the
 user left). ``GET /api/chat/{id}`` returns the stored ``UIMessage[]`` (the page's
 initial messages); the database is a file, so chats survive a restart.
 ``/api/agui`` serves an AG-UI ``HttpAgent`` the same way (its thread is the chat).
 
 With ``REDIS_URL`` set, every instance shares the answers through
-:class:`~streamflow.web.resume.ResumableStreams`: an answer (one model turn) is
+:class:`~streamflow.servers.web.resume.ResumableStreams`: an answer (one model turn) is
 produced into Redis, ``GET /api/chat/{id}/stream`` resumes it (the AI SDK's
 ``resume: true``), and ``POST /api/chat/{id}/stop`` -- where the page's stop button
 goes besides aborting its fetch -- stops it on whichever instance runs it (the chat's
@@ -34,9 +34,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from streamflow import Agent, ToolRegistry
-from streamflow.agent import http_sender
-from streamflow.providers import make_provider
-from streamflow.web import (
+from streamflow.app.agent import http_sender
+from streamflow.app.providers import make_provider
+from streamflow.servers.web import (
     Answer,
     ag_ui_response,
     agent_run,
@@ -46,7 +46,7 @@ from streamflow.web import (
     to_ui_message,
     ui_message_stream_response,
 )
-from streamflow.web.resume import ResumableStreams
+from streamflow.servers.web.resume import ResumableStreams
 
 SYSTEM = "You are a helpful assistant."  # the app's own prompt: never taken from the client
 

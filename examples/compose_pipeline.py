@@ -8,9 +8,9 @@ import httpx
 from _body import BODY
 
 import streamflow
-from streamflow.operators import pipeline, tap_usage
-from streamflow.server import ReplayServer, Route
-from streamflow.sources import from_httpx
+from streamflow.reactive.operators import pipeline, tap_usage
+from streamflow.reactive.sources import from_httpx
+from streamflow.servers.replay import ReplayServer, Route
 
 
 async def main(url: str) -> None:

@@ -11,8 +11,8 @@ from _body import BODY
 from reactivex import Observable
 
 import streamflow
-from streamflow.operators import pipeline
-from streamflow.sources import from_bytes
+from streamflow.reactive.operators import pipeline
+from streamflow.reactive.sources import from_bytes
 
 
 def sentences() -> Callable[[Observable], Observable]:

@@ -16,11 +16,11 @@ import anyio
 import httpx
 
 import streamflow
-from streamflow.agent import http_sender
-from streamflow.dialects.base import Emitter
-from streamflow.providers.anthropic import AnthropicProvider
-from streamflow.server import ReplayServer, Route
-from streamflow.tools import mcp_stdio
+from streamflow.app.agent import http_sender
+from streamflow.app.providers.anthropic import AnthropicProvider
+from streamflow.app.tools import mcp_stdio
+from streamflow.servers.replay import ReplayServer, Route
+from streamflow.wire.dialects.base import Emitter
 
 
 def model_turn(*, call: str | None = None, text: str = "") -> Route:

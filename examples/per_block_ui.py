@@ -14,9 +14,9 @@ import httpx
 from _body import BODY
 
 import streamflow
-from streamflow.server import ReplayServer, Route
-from streamflow.sources import from_httpx
-from streamflow.streaming import BlockStream
+from streamflow.app.streaming import BlockStream
+from streamflow.reactive.sources import from_httpx
+from streamflow.servers.replay import ReplayServer, Route
 
 
 async def show(block: BlockStream) -> None:

@@ -34,8 +34,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from streamflow.demo import resolve_recording
-from streamflow.sources import from_async_iterable
-from streamflow.web.resume import ResumableStreams
+from streamflow.reactive.sources import from_async_iterable
+from streamflow.servers.web.resume import ResumableStreams
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 DELAY = float(os.environ.get("STREAMFLOW_DELAY", "0.05"))

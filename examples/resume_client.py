@@ -24,7 +24,7 @@ import httpx
 
 import streamflow
 from streamflow.demo import recording
-from streamflow.sources import from_httpx
+from streamflow.reactive.sources import from_httpx
 
 
 def wait_until_up(*urls: str, timeout: float = 60.0) -> None:

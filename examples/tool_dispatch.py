@@ -15,9 +15,9 @@ from _body import BODY
 
 import streamflow
 from streamflow import ToolCallItem
-from streamflow.server import ReplayServer, Route
-from streamflow.sources import from_httpx
-from streamflow.tools import ToolRegistry, prepare_call
+from streamflow.app.tools import ToolRegistry, prepare_call
+from streamflow.reactive.sources import from_httpx
+from streamflow.servers.replay import ReplayServer, Route
 
 tools = ToolRegistry()
 
@@ -49,7 +49,7 @@ async def main() -> None:
     bad = ToolCallItem("tool_call.done", name="get_weather", tool_call_id="toolu_bad",
                        arguments={"city": "Paris", "unit": "kelvin"})
     checked = prepare_call(tools, bad)
-    if isinstance(checked, streamflow.tools.ToolResult):
+    if isinstance(checked, streamflow.app.tools.ToolResult):
         print(f"[invalid] {checked.content['message']}: {checked.content['errors'][0]['msg']}")
 
 

@@ -20,7 +20,7 @@ except ImportError:  # replay mode still works without it
 
 def _imports() -> tuple[Any, Any, list[str]]:
     from streamflow import StreamDecoder, StreamflowError
-    from streamflow.dialects import dialect_names, get_dialect
+    from streamflow.wire.dialects import dialect_names, get_dialect
 
     names = ["auto"]
     for name in dialect_names():

@@ -2,7 +2,7 @@
 
 The sans-IO core turns body bytes into :class:`UniEvent` events
 (:class:`StreamDecoder`, :func:`assemble`); the reactive layer
-(:mod:`streamflow.operators`) wraps it in composable reactivex operators, and
+(:mod:`streamflow.reactive.operators`) wraps it in composable reactivex operators, and
 sinks subscribe to the result.
 """
 
@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING
 from . import _build
 
 # isort: split
+from ._extras import VERSION
 from ._lazy import lazy_exports
-from .decoder import StreamDecoder, assemble
-from .encoding import encode
-from .errors import (
+from .core.errors import (
     CancelledStreamError,
     DialectDetectionError,
     FramingError,
@@ -34,7 +33,7 @@ from .errors import (
     ToolCallArgumentParseError,
     TransportError,
 )
-from .events import (
+from .core.events import (
     ContentItem,
     EmbeddingItem,
     InlineDataItem,
@@ -45,24 +44,26 @@ from .events import (
     UniEvent,
     Usage,
 )
-from .limits import Limits
-from .message import Assembler, Message
-from .types import SinkLike, SourceLike
+from .core.limits import Limits
+from .core.message import Assembler, Message
+from .reactive.types import SinkLike, SourceLike
+from .wire.decoder import StreamDecoder, assemble
+from .wire.encoding import encode
 
 if TYPE_CHECKING:  # loaded lazily at run time (see _LAZY below); typed for mypy and editors
-    from ._scope import scope
-    from .agent import Agent, AgentEvent, AgentResult, AgentStream
-    from .operators.on_error import StreamFailure, StreamRestart
-    from .operators.pipeline import pipeline
-    from .runtime import run, run_sync
-    from .sinks.log import LogSink
-    from .sinks.recorder import Recorder
-    from .sinks.render import RenderSink
-    from .sinks.tools import ToolDispatchSink
-    from .streaming import Stream, SyncStream, stream, stream_sync
-    from .tools import ToolRegistry
+    from .app.agent import Agent, AgentEvent, AgentResult, AgentStream
+    from .app.runtime import run, run_sync
+    from .app.streaming import Stream, SyncStream, stream, stream_sync
+    from .app.tools import ToolRegistry
+    from .app.tools.dispatch import ToolDispatchSink
+    from .reactive._scope import scope
+    from .reactive.operators.on_error import StreamFailure, StreamRestart
+    from .reactive.operators.pipeline import pipeline
+    from .reactive.sinks.log import LogSink
+    from .reactive.sinks.recorder import Recorder
+    from .reactive.sinks.render import RenderSink
 
-__version__ = "0.1.0"
+__version__ = VERSION
 compiled: bool = _build.is_compiled()
 """True when the mypyc-compiled hot path runs (docs/performance.md, "Compiled build")."""
 
@@ -124,25 +125,25 @@ __all__ = [
 # The reactive layer (reactivex/anyio/httpx) loads on first use, so that
 # ``import streamflow`` stays sans-IO (tests/test_sans_io.py).
 _LAZY: dict[str, str] = {
-    "pipeline": "streamflow.operators.pipeline",
-    "run": "streamflow.runtime",
-    "run_sync": "streamflow.runtime",
-    "scope": "streamflow._scope",
-    "StreamFailure": "streamflow.operators.on_error",
-    "StreamRestart": "streamflow.operators.on_error",
-    "stream": "streamflow.streaming",
-    "stream_sync": "streamflow.streaming",
-    "Stream": "streamflow.streaming",
-    "SyncStream": "streamflow.streaming",
-    "Agent": "streamflow.agent",
-    "AgentEvent": "streamflow.agent",
-    "AgentResult": "streamflow.agent",
-    "AgentStream": "streamflow.agent",
-    "ToolRegistry": "streamflow.tools",
-    "ToolDispatchSink": "streamflow.sinks.tools",
-    "RenderSink": "streamflow.sinks.render",
-    "Recorder": "streamflow.sinks.recorder",
-    "LogSink": "streamflow.sinks.log",
+    "pipeline": "streamflow.reactive.operators.pipeline",
+    "run": "streamflow.app.runtime",
+    "run_sync": "streamflow.app.runtime",
+    "scope": "streamflow.reactive._scope",
+    "StreamFailure": "streamflow.reactive.operators.on_error",
+    "StreamRestart": "streamflow.reactive.operators.on_error",
+    "stream": "streamflow.app.streaming",
+    "stream_sync": "streamflow.app.streaming",
+    "Stream": "streamflow.app.streaming",
+    "SyncStream": "streamflow.app.streaming",
+    "Agent": "streamflow.app.agent",
+    "AgentEvent": "streamflow.app.agent",
+    "AgentResult": "streamflow.app.agent",
+    "AgentStream": "streamflow.app.agent",
+    "ToolRegistry": "streamflow.app.tools",
+    "ToolDispatchSink": "streamflow.app.tools.dispatch",
+    "RenderSink": "streamflow.reactive.sinks.render",
+    "Recorder": "streamflow.reactive.sinks.recorder",
+    "LogSink": "streamflow.reactive.sinks.log",
 }
 
 

@@ -28,28 +28,28 @@ from types import ModuleType
 from typing import Any
 
 COMPILED_MODULES: tuple[str, ...] = (
-    "streamflow.events",
-    "streamflow._items",
-    "streamflow._grammar",
-    "streamflow._budget",
-    "streamflow.partial_json",
-    "streamflow.message",
-    "streamflow.decoder",
-    "streamflow.framing.lines",
-    "streamflow.framing.sse",
-    "streamflow.framing.ndjson",
-    "streamflow.dialects.base",
-    "streamflow.dialects._emitter",
-    "streamflow.dialects.anthropic._blocks",
-    "streamflow.dialects.anthropic.decode",
-    "streamflow.dialects.openai_chat._calls",
-    "streamflow.dialects.openai_chat._choice",
-    "streamflow.dialects.openai_chat._chunk_fields",
-    "streamflow.dialects.openai_chat.decode",
-    "streamflow.dialects.openai_chat._parts",
-    "streamflow.dialects.openai_chat._tails",
-    "streamflow._fanout",
-    "streamflow.operators._base",
+    "streamflow.core.events",
+    "streamflow.core._items",
+    "streamflow.core._grammar",
+    "streamflow.core._budget",
+    "streamflow.core.partial_json",
+    "streamflow.core.message",
+    "streamflow.wire.decoder",
+    "streamflow.wire.framing.lines",
+    "streamflow.wire.framing.sse",
+    "streamflow.wire.framing.ndjson",
+    "streamflow.wire.dialects.base",
+    "streamflow.wire.dialects._emitter",
+    "streamflow.wire.dialects.anthropic._blocks",
+    "streamflow.wire.dialects.anthropic.decode",
+    "streamflow.wire.dialects.openai_chat._calls",
+    "streamflow.wire.dialects.openai_chat._choice",
+    "streamflow.wire.dialects.openai_chat._chunk_fields",
+    "streamflow.wire.dialects.openai_chat.decode",
+    "streamflow.wire.dialects.openai_chat._parts",
+    "streamflow.wire.dialects.openai_chat._tails",
+    "streamflow.reactive._fanout",
+    "streamflow.reactive.operators._base",
 )
 """The hot path: framing, events, the budget, the emitter and assembler, the decode loop,
 two dialects, ``run()``'s fan-out and the operators' subscription guard."""
@@ -147,8 +147,8 @@ def guard() -> None:
 
 
 def is_compiled() -> bool:
-    """True when the hot path runs compiled (``streamflow.events`` was loaded by mypyc)."""
-    module = sys.modules.get("streamflow.events")
+    """True when the hot path runs compiled (``streamflow.core.events`` was loaded by mypyc)."""
+    module = sys.modules.get("streamflow.core.events")
     origin = getattr(getattr(module, "__spec__", None), "origin", None) or ""
     return origin.endswith(tuple(EXTENSION_SUFFIXES))
 

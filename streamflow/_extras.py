@@ -11,6 +11,8 @@ from __future__ import annotations
 from importlib.util import find_spec
 
 DISTRIBUTION = "streamflow-llm"
+VERSION = "0.1.0"
+"""The package version (``streamflow.__version__``; pyproject.toml says the same)."""
 
 EXTRA_OF: dict[str, str] = {
     "starlette": "web",
@@ -44,10 +46,10 @@ class MissingExtra(ModuleNotFoundError):
 
 def require(part: str, extra: str, *modules: str) -> None:
     """Raise :class:`MissingExtra` unless every one of ``modules`` (top-level import names)
-    is installed; ``part`` is what needs them (``"streamflow.web"``).
+    is installed; ``part`` is what needs them (``"streamflow.servers.web"``).
 
     Called first by each optional package (``web``, ``gateway``, ``_redis``...), so every
-    module below it fails the same way: ``streamflow.web needs the web extra: pip install
+    module below it fails the same way: ``streamflow.servers.web needs the web extra: pip install
     'streamflow-llm[web]' (starlette is not installed)``.
     """
     absent = [m for m in modules if find_spec(m) is None]

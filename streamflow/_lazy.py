@@ -1,6 +1,6 @@
 """Lazy module attributes (PEP 562): a name's module is imported on first access.
 
-Keeps ``import streamflow`` (and ``streamflow.sources``) free of the IO libraries
+Keeps ``import streamflow`` (and ``streamflow.reactive.sources``) free of the IO libraries
 until a name that needs them is used.
 """
 

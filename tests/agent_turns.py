@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from streamflow.dialects._emitter import Emitter
-from streamflow.encoding import encode
-from streamflow.events import Usage
-from streamflow.server import Route
+from streamflow.core.events import Usage
+from streamflow.servers.replay import Route
+from streamflow.wire.dialects._emitter import Emitter
+from streamflow.wire.encoding import encode
 
 
 def turn(*calls: tuple[str, str, dict[str, Any]], text: str = "", tokens: int = 10,

@@ -34,11 +34,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 import streamflow
-from streamflow.sources import from_bytes
-from streamflow.web.resume import ResumableStreams
+from streamflow.reactive.sources import from_bytes
+from streamflow.servers.web.resume import ResumableStreams
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMO_TURN = (files("streamflow.demo") / "recordings" / "anthropic-turn1.sse").read_bytes()
+DEMO_TURN = (files("streamflow.wire.recordings") / "anthropic-turn1.sse").read_bytes()
 
 
 def free_port() -> int:

@@ -10,14 +10,14 @@ import httpx
 import pytest
 
 from streamflow import IncompleteStreamError, LimitExceededError, UniEvent
-from streamflow.agent import Agent, http_sender, wants_tools
+from streamflow.app.agent import Agent, http_sender, wants_tools
+from streamflow.app.providers import HTTPRequest, make_provider
+from streamflow.app.tools import ToolRegistry, ToolResult
 from streamflow.demo import DEMO_PROMPT, recording
 from streamflow.demo.server import DemoServer, event_chunks
 from streamflow.demo.tools import demo_tools, get_weather
-from streamflow.providers import HTTPRequest, make_provider
-from streamflow.server import ReplayServer, Route
-from streamflow.sources import Source, from_bytes
-from streamflow.tools import ToolRegistry, ToolResult
+from streamflow.reactive.sources import Source, from_bytes
+from streamflow.servers.replay import ReplayServer, Route
 
 pytestmark = pytest.mark.anyio
 

@@ -13,10 +13,10 @@ import httpx
 import pytest
 from agent_turns import turn
 
-from streamflow.agent import Agent, AgentResult, http_sender
-from streamflow.providers import make_provider
-from streamflow.server import ReplayServer
-from streamflow.tools import ToolRegistry
+from streamflow.app.agent import Agent, AgentResult, http_sender
+from streamflow.app.providers import make_provider
+from streamflow.app.tools import ToolRegistry
+from streamflow.servers.replay import ReplayServer
 
 pytestmark = pytest.mark.anyio
 

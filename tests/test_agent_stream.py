@@ -11,13 +11,13 @@ import pytest
 from agent_turns import turn
 
 from streamflow import IncompleteStreamError, UniEvent
-from streamflow.agent import Agent, AgentEvent, AgentResult, http_sender
+from streamflow.app.agent import Agent, AgentEvent, AgentResult, http_sender
+from streamflow.app.providers import make_provider
+from streamflow.app.tools import ToolRegistry
 from streamflow.demo import DEMO_PROMPT
 from streamflow.demo.server import DemoServer
 from streamflow.demo.tools import demo_tools
-from streamflow.providers import make_provider
-from streamflow.server import ReplayServer, Route
-from streamflow.tools import ToolRegistry
+from streamflow.servers.replay import ReplayServer, Route
 
 pytestmark = pytest.mark.anyio
 

@@ -14,10 +14,10 @@ import httpx
 import pytest
 from agent_turns import turn
 
-from streamflow.agent import Agent, AgentEvent, http_sender
-from streamflow.providers import make_provider
-from streamflow.server import ReplayServer
-from streamflow.tools import ToolRegistry, agent_tool
+from streamflow.app.agent import Agent, AgentEvent, http_sender
+from streamflow.app.providers import make_provider
+from streamflow.app.tools import ToolRegistry, agent_tool
+from streamflow.servers.replay import ReplayServer
 
 pytestmark = pytest.mark.anyio
 

@@ -9,15 +9,15 @@ import pytest
 from rich.console import Console
 
 import streamflow
-from streamflow.agent import Agent, AgentResult, Turn, http_sender, total_usage
+from streamflow.app.agent import Agent, AgentResult, Turn, http_sender, total_usage
+from streamflow.app.providers import HTTPRequest, make_provider
+from streamflow.app.tools import ToolRegistry, ToolResult
+from streamflow.app.tools.dispatch import ToolDispatchSink
 from streamflow.demo import DEMO_PROMPT, recording
 from streamflow.demo.server import event_chunks
 from streamflow.demo.tools import demo_tools
-from streamflow.providers import HTTPRequest, make_provider
-from streamflow.server import ReplayServer, Route
-from streamflow.sinks.tools import ToolDispatchSink
-from streamflow.sources import from_bytes
-from streamflow.tools import ToolRegistry, ToolResult
+from streamflow.reactive.sources import from_bytes
+from streamflow.servers.replay import ReplayServer, Route
 
 pytestmark = pytest.mark.anyio
 

@@ -25,7 +25,7 @@ from streamflow.cli.main import main
 PACKAGE = Path(streamflow.__file__).resolve().parent
 SO = EXTENSION_SUFFIXES[0]
 PROBE = ("import warnings, sys; warnings.simplefilter('always');"
-         "import streamflow, streamflow.events as e;"
+         "import streamflow, streamflow.core.events as e;"
          "print(streamflow.compiled, getattr(e, 'EDITED', False))")
 
 
@@ -61,7 +61,7 @@ def _record(pkg: Path) -> dict[str, str]:
 
 def test_the_running_build_is_reported_the_same_everywhere(
         capsys: pytest.CaptureFixture[str]) -> None:
-    origin = streamflow.events.__spec__.origin or ""
+    origin = streamflow.core.events.__spec__.origin or ""
     assert streamflow.compiled == origin.endswith(tuple(EXTENSION_SUFFIXES))
     assert main(["--version"]) == 0
     out = capsys.readouterr().out
@@ -81,7 +81,7 @@ def test_compiled_modules_without_a_build_record_are_never_loaded(tmp_path: Path
 def test_an_edited_source_is_never_shadowed_by_its_older_compiled_module(tmp_path: Path) -> None:
     pkg = _copy_package(tmp_path)
     _fake_compiled(pkg, _record(pkg))
-    events = pkg / "events.py"
+    events = pkg / "core" / "events.py"
     events.write_text(events.read_text(encoding="utf-8") + "\nEDITED = True\n",
                       encoding="utf-8")
     out, err = _probe(tmp_path)
@@ -120,4 +120,4 @@ def test_a_users_mypy_finds_the_installed_package(tmp_path: Path) -> None:
                           "--cache-dir", str(tmp_path / "cache"), str(script)],
                          cwd=tmp_path, capture_output=True, text=True)
     assert "Cannot find implementation" not in out.stdout, out.stdout
-    assert 'Revealed type is "streamflow.message.Message"' in out.stdout, out.stdout
+    assert 'Revealed type is "streamflow.core.message.Message"' in out.stdout, out.stdout

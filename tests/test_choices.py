@@ -15,8 +15,8 @@ import pytest
 
 import streamflow
 from streamflow import Message, StreamDecoder, ToolDispatchSink, ToolRegistry, assemble, encode
-from streamflow.errors import IncompleteStreamError, ProtocolError
-from streamflow.events import TextItem, UniEvent, choice_index
+from streamflow.core.errors import IncompleteStreamError, ProtocolError
+from streamflow.core.events import TextItem, UniEvent, choice_index
 
 DATA = Path(__file__).parent / "data"
 LIVE_N2 = (DATA / "live" / "chat_n2.sse").read_bytes()  # llama.cpp, n=2 (tests/live)
@@ -246,9 +246,9 @@ def test_a_ui_message_shows_the_first_choice(target: str) -> None:
 # -- what acts on the message takes the first choice -----------------------------------
 
 def test_the_next_turn_sends_the_first_choice_back() -> None:
-    from streamflow.providers.anthropic import AnthropicProvider
-    from streamflow.providers.openai_chat import OpenAIChatProvider
-    from streamflow.providers.request import Turn
+    from streamflow.app.providers.anthropic import AnthropicProvider
+    from streamflow.app.providers.openai_chat import OpenAIChatProvider
+    from streamflow.core.requests import Turn
 
     msg = assemble(TOOLS_N2, "openai-chat")
     turn = Turn.assistant(msg)

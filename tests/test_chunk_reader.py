@@ -1,7 +1,7 @@
 """ChunkReader: the idle timeout counts only while a read waits, the deadline always;
 a timeout is a typed error and never a cancellation, a cancellation never a timeout.
 
-On asyncio the reader keeps one timer across reads (``streamflow._chunk_reader``);
+On asyncio the reader keeps one timer across reads (``streamflow.reactive._chunk_reader``);
 on trio one anyio scope per read. Both must behave alike, so every test runs on both.
 """
 
@@ -18,7 +18,7 @@ import pytest
 import sniffio
 
 from streamflow import Limits, StreamTimeoutError
-from streamflow._chunk_reader import ChunkReader
+from streamflow.reactive._chunk_reader import ChunkReader
 
 pytestmark = pytest.mark.anyio
 
@@ -118,7 +118,7 @@ async def test_a_closed_reader_holds_nothing_on_the_loop() -> None:
 
 async def test_a_finished_stream_leaves_no_reader_behind() -> None:
     import streamflow
-    from streamflow.sources import from_async_iterable
+    from streamflow.reactive.sources import from_async_iterable
 
     async def body() -> AsyncIterator[bytes]:
         yield b'data: {"type":"ping"}\n\n'

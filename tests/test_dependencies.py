@@ -29,14 +29,15 @@ PACKAGE = ROOT / "streamflow"
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
 PART_OF = {  # a path under streamflow/ (a folder or a file prefix) -> the extra it belongs to
-    "gateway/": "gateway",
+    "servers/gateway/": "gateway",
     "cli/gateway.py": "gateway",
     "cli/_workers.py": "gateway",
-    "web/": "web",
-    "targets/ag_ui/": "web",
-    "_redis/": "redis",
-    "tools/_mcp_": "mcp",
-    "sinks/otel": "otel",
+    "servers/web/": "web",
+    "demo/_web.py": "web",
+    "wire/targets/ag_ui/": "web",
+    "reactive/_redis/": "redis",
+    "app/tools/_mcp_": "mcp",
+    "reactive/sinks/otel": "otel",
 }
 
 
@@ -134,11 +135,11 @@ def test_every_module_imports_where_every_extra_is_installed() -> None:
 
 def test_a_missing_extra_is_one_line_naming_it() -> None:
     with pytest.raises(MissingExtra) as caught:
-        require("streamflow.web", "web", "starlette", "no_such_module_here")
+        require("streamflow.servers.web", "web", "starlette", "no_such_module_here")
     message = str(caught.value)
-    assert message == ("streamflow.web needs the web extra: pip install 'streamflow-llm[web]' "
-                       "(no_such_module_here is not installed)")
+    assert message == ("streamflow.servers.web needs the web extra: "
+                       "pip install 'streamflow-llm[web]' (no_such_module_here is not installed)")
     assert "\n" not in message and install_line("web") in message
     assert isinstance(caught.value, ModuleNotFoundError)  # `except ModuleNotFoundError` holds
     assert caught.value.name == "no_such_module_here"
-    require("streamflow.web", "web", "starlette")  # installed here: nothing raised
+    require("streamflow.servers.web", "web", "starlette")  # installed here: nothing raised

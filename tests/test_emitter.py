@@ -6,16 +6,14 @@ from typing import Any, ClassVar
 
 import pytest
 
-from streamflow.dialects._readers import expect_str
-from streamflow.dialects.base import Decoder, Emitter, load_json, merge_provider
-from streamflow.errors import (
+from streamflow.core.errors import (
     IncompleteStreamError,
     LimitExceededError,
     ProtocolError,
     ProviderError,
     ToolCallArgumentParseError,
 )
-from streamflow.events import (
+from streamflow.core.events import (
     EmbeddingItem,
     InlineDataItem,
     TextItem,
@@ -24,8 +22,10 @@ from streamflow.events import (
     UniEvent,
     Usage,
 )
-from streamflow.framing import ServerSentEvent
-from streamflow.limits import Limits
+from streamflow.core.limits import Limits
+from streamflow.wire.dialects._readers import expect_str
+from streamflow.wire.dialects.base import Decoder, Emitter, load_json, merge_provider
+from streamflow.wire.framing import ServerSentEvent
 
 
 def items(events: list[UniEvent]) -> list[Any]:

@@ -25,10 +25,10 @@ import reactivex
 
 import streamflow
 from streamflow import IncompleteStreamError, ProtocolError, ProviderError, SinkError
-from streamflow.operators import Block, group_by_block, pipeline
-from streamflow.server import ReplayServer, Route
-from streamflow.sinks import BaseSink
-from streamflow.sources import from_bytes, from_httpx
+from streamflow.reactive.operators import Block, group_by_block, pipeline
+from streamflow.reactive.sinks import BaseSink
+from streamflow.reactive.sources import from_bytes, from_httpx
+from streamflow.servers.replay import ReplayServer, Route
 
 DATA = Path(__file__).resolve().parent / "data" / "reactive"
 TURN = (DATA / "turn.sse").read_bytes()
@@ -160,8 +160,8 @@ def test_a_broken_pipe_ends_a_script_instead_of_hanging(tmp_path: Path) -> None:
     script = tmp_path / "head.py"
     script.write_text(
         "import sys, anyio, streamflow\n"
-        "from streamflow.operators import group_by_block, pipeline\n"
-        "from streamflow.sources import from_bytes\n"
+        "from streamflow.reactive.operators import group_by_block, pipeline\n"
+        "from streamflow.reactive.sources import from_bytes\n"
         f"body = open({str(DATA / 'long_text.sse')!r}, 'rb').read()\n"
         "def pane(block):\n"
         "    block.subscribe(on_next=lambda item: print(item.type, flush=True))\n"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamflow.events import (
+from streamflow.core.events import (
     ITEM_CLASSES,
     EmbeddingItem,
     InlineDataItem,

@@ -2,7 +2,7 @@
 
 orjson turns integers past 64 bits into floats and refuses ``NaN``/``Infinity`` and
 nesting deeper than 1024; ``from_json`` keeps the integers exact, reads ``NaN``, and
-refuses nesting past about 200. :func:`streamflow.dialects.base.parse_payload` uses
+refuses nesting past about 200. :func:`streamflow.wire.dialects.base.parse_payload` uses
 orjson (compiled build, ``fast`` extra installed) only where the results are the same
 and falls back to ``from_json`` otherwise; these tests hold on either build, with and
 without orjson. The pure build's parser is orjson here too, to test the checks.
@@ -21,9 +21,9 @@ from pydantic_core import from_json
 
 import streamflow
 from streamflow import ProtocolError, assemble
-from streamflow.dialects import base
-from streamflow.dialects.base import load_frame, load_json, parse_frame, parse_payload
-from streamflow.framing import ServerSentEvent, SSEParser
+from streamflow.wire.dialects import base
+from streamflow.wire.dialects.base import load_frame, load_json, parse_frame, parse_payload
+from streamflow.wire.framing import ServerSentEvent, SSEParser
 
 BIG = 2**64 + 1
 AS_IMPORTED = base.FAST_JSON

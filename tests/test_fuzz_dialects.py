@@ -3,7 +3,7 @@
 Random bytes, random valid-but-hostile JSON (wrong types, huge and infinite numbers,
 deep nesting, unknown event types, missing fields) framed the dialect's way,
 mutations of real-shaped bodies, and random chunkings. Each run must end in a
-message or a typed :class:`~streamflow.errors.StreamflowError` carrying a partial
+message or a typed :class:`~streamflow.core.errors.StreamflowError` carrying a partial
 message -- never a bare ``KeyError``/``ValueError``/``ValidationError``/``RecursionError``
 -- and the chunking must never change the outcome. (The heavier, coverage-guided
 harness is ``fuzz/``, run by hand with atheris.)
@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streamflow import StreamDecoder, StreamflowError
-from streamflow.dialects import dialect_names, get_dialect
-from streamflow.events import item_to_dict
-from streamflow.framing.eventstream import EventStreamParser, encode_message
+from streamflow.core.events import item_to_dict
+from streamflow.wire.dialects import dialect_names, get_dialect
+from streamflow.wire.framing.eventstream import EventStreamParser, encode_message
 
 
 def _importable() -> list[str]:

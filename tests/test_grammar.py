@@ -1,5 +1,5 @@
 """The grammar table is the source: every (state, symbol) pair, through the reader
-(:class:`~streamflow.message.Assembler`) and the writer (:class:`~streamflow.dialects.
+(:class:`~streamflow.core.message.Assembler`) and the writer (:class:`~streamflow.wire.dialects.
 emitter.Emitter`), checked against ``grammar.TRANSITIONS`` and its error messages."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from streamflow import _grammar as grammar
-from streamflow._budget import Budget
-from streamflow._grammar import (
+import streamflow.core._grammar as grammar
+from streamflow.core._budget import Budget
+from streamflow.core._grammar import (
     DELTA,
     DONE,
     IDLE,
@@ -25,11 +25,11 @@ from streamflow._grammar import (
     refusal,
     symbol,
 )
-from streamflow.dialects._emitter import Emitter
-from streamflow.errors import LimitExceededError, ProtocolError
-from streamflow.events import TextItem, ThinkingItem, UniEvent, Usage
-from streamflow.limits import Limits
-from streamflow.message import Assembler
+from streamflow.core.errors import LimitExceededError, ProtocolError
+from streamflow.core.events import TextItem, ThinkingItem, UniEvent, Usage
+from streamflow.core.limits import Limits
+from streamflow.core.message import Assembler
+from streamflow.wire.dialects._emitter import Emitter
 
 STATES = (IDLE, OPEN, STOPPED)
 SYMBOLS = (DELTA, OTHER, DONE, OTHER_DONE, STOP)

@@ -16,9 +16,9 @@ import pytest
 
 import streamflow
 from streamflow import LimitExceededError, Limits, Message, assemble
-from streamflow.framing.eventstream import encode_message
-from streamflow.limits import DEFAULT_LIMITS, MiB
-from streamflow.sources import from_iterable
+from streamflow.core.limits import DEFAULT_LIMITS, MiB
+from streamflow.reactive.sources import from_iterable
+from streamflow.wire.framing.eventstream import encode_message
 
 
 def sse(obj: Any, event: str | None = None) -> bytes:

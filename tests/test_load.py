@@ -20,9 +20,9 @@ import pytest
 
 import streamflow
 from streamflow import StreamDecoder
-from streamflow.events import item_to_dict
-from streamflow.server import ReplayServer, Route
-from streamflow.sources import from_httpx
+from streamflow.core.events import item_to_dict
+from streamflow.reactive.sources import from_httpx
+from streamflow.servers.replay import ReplayServer, Route
 
 STREAMS = int(os.environ.get("STREAMFLOW_LOAD_STREAMS", "1000"))
 TRIO_STREAMS = STREAMS if "STREAMFLOW_LOAD_STREAMS" in os.environ else min(STREAMS, 250)

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from realdata import DATA
 
 from streamflow import StreamDecoder
-from streamflow.errors import ProtocolError
-from streamflow.events import (
+from streamflow.core.errors import ProtocolError
+from streamflow.core.events import (
     InlineDataItem,
     TextItem,
     ThinkingItem,
@@ -21,7 +21,7 @@ from streamflow.events import (
     Usage,
     event_from_dict,
 )
-from streamflow.message import Assembler, Message
+from streamflow.core.message import Assembler, Message
 
 
 def d(item: Any, at: int = 1, provider: dict[str, Any] | None = None) -> UniEvent:
@@ -144,7 +144,7 @@ def test_tiny_fragments_are_packed_so_memory_follows_the_text_not_the_fragment_c
     and the partial and final messages are exactly the text."""
     import tracemalloc
 
-    from streamflow.message import PACK
+    from streamflow.core.message import PACK
 
     n = 200_000
     asm = Assembler()
@@ -167,7 +167,7 @@ def test_tiny_fragments_are_packed_so_memory_follows_the_text_not_the_fragment_c
 @settings(max_examples=60, deadline=None)
 def test_packing_never_changes_the_partial_or_the_done_text(parts: list[str]) -> None:
     """Emitter path (append_fragment) and reader path (feed) keep the exact text in order."""
-    from streamflow.dialects._emitter import Emitter
+    from streamflow.wire.dialects._emitter import Emitter
 
     em = Emitter()
     reader = Assembler()

@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from realdata import fault_bodies
 
 from streamflow import StreamDecoder, StreamflowError, assemble
-from streamflow.dialects import get_dialect
-from streamflow.events import UniEvent
-from streamflow.limits import Limits
-from streamflow.operators import decode, frame, pipeline
-from streamflow.runtime import run_sync
-from streamflow.sources import from_iterable
+from streamflow.app.runtime import run_sync
+from streamflow.core.events import UniEvent
+from streamflow.core.limits import Limits
+from streamflow.reactive.operators import decode, frame, pipeline
+from streamflow.reactive.sources import from_iterable
+from streamflow.wire.dialects import get_dialect
 
 BODIES = fault_bodies()
 DIALECTS = BODIES.available()
@@ -193,8 +193,8 @@ def test_nothing_raises_after_stop_and_what_follows_is_counted() -> None:
 def test_run_sync_handed_a_pipelines_events_does_not_assemble_them_again() -> None:
     """Item 15: run decodes a pipeline()'s bytes with its own decoder, whose emitter
     already assembles; the fan-out reads that message."""
-    from streamflow._fanout import FanOut
-    from streamflow.runtime import Run
+    from streamflow.app.runtime import Run
+    from streamflow.reactive._fanout import FanOut
 
     def run_fan(source: Any) -> FanOut:  # what run_sync does, keeping the fan-out to look at
         job = Run(source, (lambda _: None,))

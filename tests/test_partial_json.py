@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import streamflow.partial_json as pj
-from streamflow.errors import LimitExceededError, ToolCallArgumentParseError
-from streamflow.partial_json import ArgumentBuffer, parse_arguments
+import streamflow.core.partial_json as pj
+from streamflow.core.errors import LimitExceededError, ToolCallArgumentParseError
+from streamflow.core.partial_json import ArgumentBuffer, parse_arguments
 
 
 @pytest.mark.parametrize(("text", "value"), [
@@ -134,7 +134,7 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(alphabe
 def test_object_end_tells_a_closed_object_under_any_chunking(value: Any, cuts: list[int],
                                                             tail: str) -> None:
     """ObjectEnd (openai-chat's linear completeness check) agrees with a real parse."""
-    from streamflow.partial_json import ObjectEnd
+    from streamflow.core.partial_json import ObjectEnd
 
     text = json.dumps(value) + tail
     try:

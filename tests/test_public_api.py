@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import streamflow
-import streamflow.sources
+import streamflow.reactive.sources
 from streamflow import ToolCallItem
 
 
@@ -27,11 +27,11 @@ def test_dir_lists_the_public_names_only() -> None:
 
 
 def test_replay_source_is_exported_from_sources() -> None:
-    from streamflow.sources.replay import ReplaySource
+    from streamflow.reactive.sources.replay import ReplaySource
 
-    assert streamflow.sources.ReplaySource is ReplaySource
-    assert "ReplaySource" in streamflow.sources.__all__
-    assert "ReplaySource" in dir(streamflow.sources)
+    assert streamflow.reactive.sources.ReplaySource is ReplaySource
+    assert "ReplaySource" in streamflow.reactive.sources.__all__
+    assert "ReplaySource" in dir(streamflow.reactive.sources)
 
 
 def test_help_lists_the_parameters() -> None:
@@ -59,9 +59,9 @@ def test_typed_accessors() -> None:
 
 
 def test_the_tools_docs_name_the_sink_the_readme_names() -> None:
-    import streamflow.tools
+    import streamflow.app.tools
 
-    assert "ToolDispatchSink" in (streamflow.tools.__doc__ or "")
+    assert "ToolDispatchSink" in (streamflow.app.tools.__doc__ or "")
 
 
 # -- the public surface, pinned ------------------------------------------------------------
@@ -140,9 +140,10 @@ def test_no_public_module_exports_a_private_name_or_module() -> None:
         assert not [n for n in names if n.startswith("_")], module
 
 
-CORE_PACKAGES = ["streamflow", "streamflow.operators", "streamflow.sources", "streamflow.sinks",
-                 "streamflow.dialects", "streamflow.framing", "streamflow.streaming",
-                 "streamflow.targets", "streamflow.recording", "streamflow.types"]
+CORE_PACKAGES = ["streamflow", "streamflow.reactive.operators", "streamflow.reactive.sources",
+                 "streamflow.reactive.sinks", "streamflow.wire.dialects", "streamflow.wire.framing",
+                 "streamflow.app.streaming", "streamflow.wire.targets", "streamflow.core.recording",
+                 "streamflow.reactive.types"]
 
 
 @pytest.mark.parametrize("name", CORE_PACKAGES)

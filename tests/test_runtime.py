@@ -17,10 +17,10 @@ from streamflow import (
     ProviderError,
     UniEvent,
 )
-from streamflow.operators import StreamFailure, on_error, pipeline
-from streamflow.server import ReplayServer, Route
-from streamflow.sinks import AsyncSink, BaseSink, SinkError
-from streamflow.sources import from_bytes, from_httpx
+from streamflow.reactive.operators import StreamFailure, on_error, pipeline
+from streamflow.reactive.sinks import AsyncSink, BaseSink, SinkError
+from streamflow.reactive.sources import from_bytes, from_httpx
+from streamflow.servers.replay import ReplayServer, Route
 
 DATA = Path(__file__).resolve().parent / "data" / "reactive"
 TURN = (DATA / "turn.sse").read_bytes()

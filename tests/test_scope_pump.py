@@ -1,7 +1,7 @@
 """THE chunk pump: one idle timeout, deadline and error mapping for every byte reader.
 
 Sources (``run()`` over ``from_httpx``) and the gateway's upstream read a body through
-the same :class:`~streamflow._scope.ChunkReader`, so the same dripping server gives
+the same :class:`~streamflow.reactive._scope.ChunkReader`, so the same dripping server gives
 both the same typed errors -- the deadline included (asyncio and trio).
 """
 
@@ -17,10 +17,10 @@ from anyio.abc import SocketStream
 
 import streamflow
 from streamflow import Limits, StreamTimeoutError, TransportError
-from streamflow._chunk_reader import ChunkReader
-from streamflow.gateway._upstream import Upstream
-from streamflow.providers import HTTPRequest
-from streamflow.sources import from_httpx
+from streamflow.app.providers import HTTPRequest
+from streamflow.reactive._chunk_reader import ChunkReader
+from streamflow.reactive.sources import from_httpx
+from streamflow.servers.gateway._upstream import Upstream
 from tests.sources.test_http_timeouts import hostile
 
 pytestmark = pytest.mark.anyio

@@ -9,8 +9,14 @@ from typing import Any
 import pytest
 
 from streamflow import TextItem, assemble
-from streamflow.dialects import dialect_names
-from streamflow.urls import MAX_URL_BYTES, check_url, find_url_flags, flag_provider, is_safe_url
+from streamflow.core.urls import (
+    MAX_URL_BYTES,
+    check_url,
+    find_url_flags,
+    flag_provider,
+    is_safe_url,
+)
+from streamflow.wire.dialects import dialect_names
 
 LONG_OK = "https://example.com/" + "a" * (MAX_URL_BYTES - len("https://example.com/"))
 # 4,095 characters, but 8,194 UTF-8 bytes: the limit counts bytes

@@ -15,8 +15,8 @@ import pytest
 
 import streamflow
 from streamflow import LogSink, StreamDecoder, Usage, assemble, encode
-from streamflow.events import reported_usage
-from streamflow.sinks.stats import StreamStats
+from streamflow.core.events import reported_usage
+from streamflow.reactive.sinks.stats import StreamStats
 
 CHUNK = {"id": "chatcmpl-q", "object": "chat.completion.chunk", "created": 1790000000,
          "model": "m"}
@@ -110,7 +110,7 @@ def test_a_ui_turn_without_usage_says_none(target: str) -> None:
 
 
 def test_the_agent_total_of_turns_without_usage_has_no_counts() -> None:
-    from streamflow.agent import total_usage
+    from streamflow.app.agent import total_usage
 
     total = total_usage([assemble(NO_USAGE, "openai-chat").usage, None])
     assert (total.prompt_tokens, total.response_tokens, total.cost) == (None, None, None)

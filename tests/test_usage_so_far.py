@@ -9,11 +9,11 @@ import pytest
 
 import streamflow
 from streamflow import IncompleteStreamError, StreamDecoder, Usage
-from streamflow.dialects.anthropic.encode import anthropic_usage_json
-from streamflow.dialects.bedrock.decode import bedrock_usage
-from streamflow.dialects.openai_chat.decode import openai_usage
-from streamflow.dialects.openai_chat.encode import openai_usage_json
-from streamflow.events import usage_from_dict, usage_to_dict
+from streamflow.core.events import usage_from_dict, usage_to_dict
+from streamflow.wire.dialects.anthropic.encode import anthropic_usage_json
+from streamflow.wire.dialects.bedrock.decode import bedrock_usage
+from streamflow.wire.dialects.openai_chat.decode import openai_usage
+from streamflow.wire.dialects.openai_chat.encode import openai_usage_json
 
 DATA = Path(__file__).parent / "data"
 KITCHEN = (DATA / "anthropic" / "kitchen_sink.sse").read_bytes()

@@ -1,7 +1,7 @@
 """``streamflow convert``: a recorded body re-written as another target.
 
 ``streamflow convert FILE|- --to DIALECT [--from auto] [-o OUT] [--option KEY=VALUE]``
-reads the body in chunks through :class:`~streamflow.decoder.StreamDecoder` and
+reads the body in chunks through :class:`~streamflow.wire.decoder.StreamDecoder` and
 writes each event's bytes through the target's encoder as it is decoded (never the
 whole body in memory). A stream that fails is written with the target's in-band
 error event, and the error is reported on stderr. ``--option`` passes an encoder
@@ -24,11 +24,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any, BinaryIO, Literal, get_args, get_origin, get_type_hints
 
-from ..decoder import StreamDecoder
-from ..dialects import dialect_names, encoder_names, get_encoder
-from ..errors import StreamflowError
-from ..events import UniEvent
-from ..framing import FRAMERS
+from ..core.errors import StreamflowError
+from ..core.events import UniEvent
+from ..wire.decoder import StreamDecoder
+from ..wire.dialects import dialect_names, encoder_names, get_encoder
+from ..wire.framing import FRAMERS
 from .bundled import bundled_help, resolve_path, why_unreadable
 from .detect import EXIT_NOT_A_STREAM, not_a_stream
 from .inspect import CHUNK_SIZE, resolve_framing

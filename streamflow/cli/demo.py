@@ -24,12 +24,12 @@ from typing import Any
 import anyio
 from rich.console import Console
 
+from ..app.providers import PROVIDERS
+from ..core.errors import LimitExceededError, StreamflowError
 from ..demo import DEMO_DIALECTS
 from ..demo.plan import choose
 from ..demo.session import DemoOptions, run_demo
-from ..errors import LimitExceededError, StreamflowError
-from ..providers import PROVIDERS
-from ..sinks.render import RenderSink
+from ..reactive.sinks.render import RenderSink
 
 __all__ = ["EXIT_INTERRUPTED", "add_arguments", "run"]
 
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"streamflow demo: no bundled recording for {plan.dialect}", file=sys.stderr)
         return 2
     if args.web:
-        from ..web._demo import serve_demo  # a missing web extra: one line (cli.main)
+        from ..demo._web import serve_demo  # a missing web extra: one line (cli.main)
 
         return serve_demo(args, plan)
     render = RenderSink(Console(highlight=False), plain=args.plain)

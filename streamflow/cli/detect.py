@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..decoder import StreamDecoder
-from ..dialects import dialect_names, get_dialect
-from ..errors import (
+from ..core.errors import (
     DialectDetectionError,
     FramingError,
     IncompleteStreamError,
     StreamflowError,
 )
+from ..wire.decoder import StreamDecoder
+from ..wire.dialects import dialect_names, get_dialect
 from .summary import escape_for_terminal
 
 __all__ = ["EXIT_NOT_A_STREAM", "NotAStream", "not_a_stream", "probe"]

@@ -33,7 +33,7 @@ import socket
 import sys
 from typing import Any
 
-from ..dialects import request_names
+from ..wire.dialects import request_names
 
 __all__ = ["EXTRA", "add_arguments", "run"]
 
@@ -57,8 +57,8 @@ def _workers(value: str) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the options of ``streamflow gateway`` (the defaults need the extra)."""
-    from ..gateway.limits import DEFAULT_GATEWAY_LIMITS
-    from ..gateway.server import DEFAULT_SERVER_LIMITS, HTTP_PARSERS
+    from ..servers.gateway.limits import DEFAULT_GATEWAY_LIMITS
+    from ..servers.gateway.server import DEFAULT_SERVER_LIMITS, HTTP_PARSERS
 
     parser.add_argument("--listen", type=_listen, default=("127.0.0.1", 8787),
                         metavar="HOST:PORT", help="where to listen (default: 127.0.0.1:8787)")
@@ -110,16 +110,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _log_config(level: str) -> dict[str, Any]:
     """uvicorn's logging configuration plus the ``streamflow`` loggers (the gateway's
-    ``streamflow.gateway``: dropped options, upstream failures, a client that left) on
+    ``streamflow.servers.gateway``: dropped options, upstream failures, a client that left) on
     the same handler, at ``level``; without it their INFO lines went nowhere. Every
-    handler masks credentials (:class:`streamflow.redaction.RedactingFilter`)."""
+    handler masks credentials (:class:`streamflow.wire.redaction.RedactingFilter`)."""
     from uvicorn.config import LOGGING_CONFIG
 
     config = copy.deepcopy(LOGGING_CONFIG)
     config["loggers"]["streamflow"] = {"handlers": ["default"], "level": level.upper(),
                                        "propagate": False}
     # no credential in any line on stderr, uvicorn's included (an access line's ?key=)
-    config.setdefault("filters", {})["redact"] = {"()": "streamflow.redaction.RedactingFilter"}
+    config.setdefault("filters", {})["redact"] = {"()": "streamflow.wire.redaction.RedactingFilter"}
     for handler in config["handlers"].values():
         handler.setdefault("filters", []).append("redact")
     return config
@@ -129,9 +129,9 @@ def run(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
     import uvicorn  # a missing extra is reported by the command line (cli.main)
 
-    from ..gateway import create_app
-    from ..gateway.limits import GatewayLimits
-    from ..gateway.server import ServerLimits, server_config
+    from ..servers.gateway import create_app
+    from ..servers.gateway.limits import GatewayLimits
+    from ..servers.gateway.server import ServerLimits, server_config
 
     api_key = None
     if args.api_key_env:

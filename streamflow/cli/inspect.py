@@ -1,6 +1,6 @@
 """``streamflow inspect``: decode a recorded response body and print the assembled message.
 
-The body is read in chunks and fed to :class:`~streamflow.decoder.StreamDecoder`, so
+The body is read in chunks and fed to :class:`~streamflow.wire.decoder.StreamDecoder`, so
 inspecting a recording goes through exactly the code a live stream does: same
 framing rules, same dialect detection, same typed errors. ``--json`` prints
 ``Message.to_dict()`` (plus ``"error"`` when the stream failed); the default is a
@@ -9,7 +9,7 @@ visible ``\\xNN`` escapes, never written raw to the terminal.
 
 ``FILE`` may be ``-`` (standard input), the name of a bundled recording
 (``anthropic-turn1.sse``: see :mod:`streamflow.cli.bundled`), or a streamflow
-recording (``.sfrec.jsonl``, written by :class:`~streamflow.sinks.recorder.Recorder`):
+recording (``.sfrec.jsonl``, written by :class:`~streamflow.reactive.sinks.recorder.Recorder`):
 its chunks are decoded with the dialect and framing its header names, and the
 summary says how the recorded stream ended.
 
@@ -26,30 +26,25 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
-from ..decoder import StreamDecoder
-from ..dialects import dialect_names
-from ..errors import IncompleteStreamError, StreamflowError
-from ..framing import FRAMERS
-from ..message import Message
+from ..core.errors import StreamflowError
+from ..wire.decoder import StreamDecoder
+from ..wire.dialects import dialect_names
+from ..wire.framing import FRAMERS
 from .bundled import bundled_help, resolve_path, why_unreadable
 from .detect import EXIT_NOT_A_STREAM, not_a_stream
-from .summary import escape_for_terminal, render, render_error
+from .summary import InspectResult, escape_for_terminal, render, render_error
 from .timeline_model import DEFAULT_STALL
 
 if TYPE_CHECKING:
-    from ..recording import Recording
+    pass
 
 __all__ = ["InspectResult", "add_arguments", "inspect_body", "render", "run", "escape_for_terminal",
            "to_json"]
 
 CHUNK_SIZE = 1 << 16
 NDJSON_SUFFIXES = (".jsonl", ".ndjson")
-CUT_EVENT_HINT = ("the body ends inside an unterminated SSE event (no blank line after it), "
-                  "which the SSE rules discard; if this recording lost its final blank line, "
-                  "rerun with --complete-last-event")
 
 _C1_IN_JSON = re.compile("[\x7f-\x9f]")
 
@@ -76,29 +71,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--complete-last-event", action="store_true",
                         help="treat the end of the file as the end of a last SSE event that "
                              "lacks its blank line (recordings stored without it)")
-
-
-@dataclass(slots=True)
-class InspectResult:
-    """What decoding a body gave: the (possibly partial) message and the error, if any.
-
-    ``cut_event`` is True when the body ended inside an unterminated framed event,
-    which the framing rules discarded.
-    """
-
-    message: Message
-    error: StreamflowError | None = None
-    dialect: str | None = None
-    framing: str | None = None
-    cut_event: bool = False
-    recording: Recording | None = None
-
-    @property
-    def hint(self) -> str | None:
-        """What to try when the body was cut inside its last event."""
-        if self.cut_event and isinstance(self.error, IncompleteStreamError):
-            return CUT_EVENT_HINT
-        return None
 
 
 def resolve_framing(framing: str, filename: str) -> str | None:
@@ -171,7 +143,7 @@ def _read(args: argparse.Namespace) -> InspectResult:
     if path is None:
         raise FileNotFoundError(2, why_unreadable(args.file), args.file)
     if _looks_like_recording(str(path)):
-        from ..recording import read_recording  # (the sinks package loads anyio)
+        from ..core.recording import read_recording  # (the sinks package loads anyio)
 
         recording = read_recording(str(path))
         dialect = recording.dialect if args.dialect == "auto" and recording.dialect \

@@ -55,7 +55,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _version() -> str:
-    from .. import __version__, _build
+    from .. import _build
+    from .._extras import VERSION as __version__
 
     return f"{__version__}, {_build.describe()}"
 

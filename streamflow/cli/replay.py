@@ -1,7 +1,7 @@
 """``streamflow replay FILE``: render a recorded response as it streamed.
 
 ``FILE`` is a streamflow recording (``.sfrec.jsonl``, written by
-:class:`~streamflow.sinks.recorder.Recorder`: chunks with their arrival times) or a
+:class:`~streamflow.reactive.sinks.recorder.Recorder`: chunks with their arrival times) or a
 raw response body (``.sse``, ``.jsonl``, ``.bin``...), or the name of a bundled
 demo recording (``anthropic-turn1.sse``). It goes through the same pipeline and the
 same render sink as a live stream: ``--speed 1`` keeps the recorded pace (raw
@@ -23,12 +23,12 @@ from typing import Any
 import anyio
 from rich.console import Console
 
-from ..dialects import dialect_names
-from ..errors import StreamflowError
-from ..framing import FRAMERS
-from ..runtime import run as run_stream
-from ..sinks.render import RenderSink
-from ..sources.replay import ReplaySource
+from ..app.runtime import run as run_stream
+from ..core.errors import StreamflowError
+from ..reactive.sinks.render import RenderSink
+from ..reactive.sources.replay import ReplaySource
+from ..wire.dialects import dialect_names
+from ..wire.framing import FRAMERS
 from .bundled import bundled_help, resolve_path, why_unreadable
 from .detect import EXIT_NOT_A_STREAM, probe
 

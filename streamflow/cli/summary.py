@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProviderError
-from ..events import (
+from ..core.errors import IncompleteStreamError, ProviderError, StreamflowError
+from ..core.events import (
     ContentItem,
     EmbeddingItem,
     InlineDataItem,
@@ -20,13 +21,12 @@ from ..events import (
     ThinkingItem,
     ToolCallItem,
 )
-from ..message import Message
+from ..core.message import Message
 
 if TYPE_CHECKING:
-    from ..recording import Recording
-    from .inspect import InspectResult
+    from ..core.recording import Recording
 
-__all__ = ["render", "render_error", "escape_for_terminal"]
+__all__ = ["InspectResult", "render", "render_error", "escape_for_terminal"]
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -163,3 +163,31 @@ def render_error(result: InspectResult, colour: bool = False) -> str:
     if hint:
         lines.append(f"hint: {hint}")
     return "\n".join(lines)
+
+
+CUT_EVENT_HINT = ("the body ends inside an unterminated SSE event (no blank line after it), "
+                  "which the SSE rules discard; if this recording lost its final blank line, "
+                  "rerun with --complete-last-event")
+
+
+@dataclass(slots=True)
+class InspectResult:
+    """What decoding a body gave: the (possibly partial) message and the error, if any.
+
+    ``cut_event`` is True when the body ended inside an unterminated framed event,
+    which the framing rules discarded.
+    """
+
+    message: Message
+    error: StreamflowError | None = None
+    dialect: str | None = None
+    framing: str | None = None
+    cut_event: bool = False
+    recording: Recording | None = None
+
+    @property
+    def hint(self) -> str | None:
+        """What to try when the body was cut inside its last event."""
+        if self.cut_event and isinstance(self.error, IncompleteStreamError):
+            return CUT_EVENT_HINT
+        return None

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
-from ..sinks.sanitize import sanitize
+from ..reactive.sinks.sanitize import sanitize
 from .timeline_model import StreamTimeline, build_timeline
 
 if TYPE_CHECKING:
-    from .inspect import InspectResult
+    from .summary import InspectResult
 
 __all__ = ["draw_timeline", "show_timeline"]
 
@@ -195,7 +195,7 @@ def show_timeline(args: argparse.Namespace, result: InspectResult) -> int:
         print(f"streamflow inspect: {args.file}: --timeline needs a Recorder file "
               "(.sfrec.jsonl: chunks with their arrival times); a raw body has none. "
               "Record one with `streamflow demo --record DIR` or "
-              "streamflow.sinks.Recorder.", file=sys.stderr)
+              "streamflow.reactive.sinks.Recorder.", file=sys.stderr)
         return 2
     line = build_timeline(result.recording, threshold=args.stall,
                           dialect=result.dialect)

@@ -1,6 +1,6 @@
 """What happened when in a recorded stream: the facts ``inspect --timeline`` draws.
 
-:func:`build_timeline` re-decodes a :class:`~streamflow.recording.Recording`'s
+:func:`build_timeline` re-decodes a :class:`~streamflow.core.recording.Recording`'s
 chunks, each stamped with its arrival time, so any Recorder file works (with or
 without event lines): the time to the first byte and to the first content
 fragment, one :class:`Group` per content group (thinking, text, each tool call)
@@ -16,12 +16,12 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..decoder import StreamDecoder
-from ..errors import StreamflowError
-from ..events import ToolCallItem, UniEvent
+from ..core.errors import StreamflowError
+from ..core.events import ToolCallItem, UniEvent
+from ..wire.decoder import StreamDecoder
 
 if TYPE_CHECKING:
-    from ..recording import Recording
+    from ..core.recording import Recording
 
 __all__ = ["DEFAULT_STALL", "Group", "Stall", "StreamTimeline", "build_timeline"]
 

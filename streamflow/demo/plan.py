@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from ..providers import provider_class
+from ..app.providers import provider_class
 from . import DEMO_DIALECTS
 
 __all__ = ["Plan", "base_url_for", "choose"]

@@ -1,7 +1,7 @@
 """``streamflow demo --record DIR``: one Recorder file per turn, ``DIR/turn1.sfrec.jsonl``...
 
 :class:`TurnRecorder` is a sink and a sender wrapper at once: :meth:`begin` (called
-right before each request) opens the turn's :class:`~streamflow.sinks.recorder.Recorder`,
+right before each request) opens the turn's :class:`~streamflow.reactive.sinks.recorder.Recorder`,
 so each file's times count from the moment its request was sent; :meth:`wrap` taps
 the sender's source so the chunks are recorded as they arrive; the events and the
 end line come through the sink methods. ``streamflow inspect --timeline`` draws any
@@ -14,10 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from .._source import Source
-from ..providers import HTTPRequest
-from ..sinks.base import BaseSink
-from ..sinks.recorder import Recorder
+from ..app.providers import HTTPRequest
+from ..reactive._source import Source
+from ..reactive.sinks.base import BaseSink
+from ..reactive.sinks.recorder import Recorder
 
 __all__ = ["TurnRecorder"]
 

@@ -1,6 +1,6 @@
 """The demo's loopback provider: the replay server answering like the real API would.
 
-:class:`DemoServer` is a :class:`~streamflow.server.ReplayServer` that picks the
+:class:`DemoServer` is a :class:`~streamflow.servers.replay.ReplayServer` that picks the
 response from the request body, as a provider does: a request without a tool result
 gets turn 1 (thinking, a sentence, a ``get_weather`` call); a request that carries
 the result of that call gets turn 2 (the answer). A turn-2 request is checked the
@@ -18,8 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..providers import provider_class
-from ..server import ReplayServer, Route
+from ..app.providers import provider_class
+from ..servers.replay import ReplayServer, Route
 from . import recording
 
 __all__ = ["DEMO_PATHS", "DemoServer", "check_turn2", "demo_delays", "event_chunks"]
@@ -59,7 +59,7 @@ def _error(dialect: str, status: int, message: str) -> Route:
 
 def _turn1_calls(dialect: str) -> tuple[list[str], str | None]:
     """The call ids of the bundled turn 1 and its thinking signature (Anthropic)."""
-    from ..decoder import assemble
+    from ..wire.decoder import assemble
 
     message = assemble(recording(dialect, 1), dialect)
     signature = next((i.fidelity.get("signature") for i in message.items

@@ -2,7 +2,7 @@
 
 :func:`run_demo` starts the :class:`~streamflow.demo.server.DemoServer` on a loopback
 port when the plan says ``replay`` (so the request really goes over HTTP), builds
-the provider's request builder, and runs :class:`~streamflow.agent.Agent` with the
+the provider's request builder, and runs :class:`~streamflow.app.agent.Agent` with the
 caller's render sink: turn 1 streams thinking, text and the ``get_weather`` call,
 the dispatch sink runs the tool, its result goes back in the provider's format, and
 turn 2 streams the answer. Each turn ends with the render sink's usage footer; the
@@ -19,9 +19,9 @@ from typing import Any
 
 import httpx
 
-from ..agent import Agent, AgentResult, http_sender
-from ..providers import HTTPRequest, Provider, make_provider
-from ..sinks.render import RenderSink
+from ..app.agent import Agent, AgentResult, http_sender
+from ..app.providers import HTTPRequest, Provider, make_provider
+from ..reactive.sinks.render import RenderSink
 from . import DEMO_PROMPT
 from .plan import Plan
 from .record import TurnRecorder

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..tools import ToolRegistry
+from ..app.tools import ToolRegistry
 
 __all__ = ["demo_tools", "get_weather"]
 

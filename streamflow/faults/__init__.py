@@ -31,7 +31,7 @@ dropped by :func:`payload`)::
 Over a real socket, with the loopback replay server (stalls and resets work here)::
 
     from streamflow.faults import InsertError, Stall, fault_route
-    from streamflow.server import ReplayServer
+    from streamflow.servers.replay import ReplayServer
 
     route = fault_route(body, InsertError("anthropic", after=5), Stall(2.0, before=3))
     async with ReplayServer({"/v1/messages": route}) as server:

@@ -5,7 +5,7 @@ two markers the player honours -- :class:`Pause` (wait before the next piece: a
 stalled provider) and :class:`Reset` (the connection drops here, without the end
 of the HTTP body). The replay server turns them into route delays and an abort,
 :func:`~streamflow.faults.serve.faulty_source` into ``anyio.sleep`` and a
-:class:`~streamflow.errors.TransportError`; :func:`payload` drops them for the
+:class:`~streamflow.core.errors.TransportError`; :func:`payload` drops them for the
 sans-IO core (``assemble(payload(chunks))``).
 """
 

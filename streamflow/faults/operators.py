@@ -19,7 +19,7 @@ from typing import Any
 from reactivex import Observable, abc
 from reactivex.disposable import SingleAssignmentDisposable
 
-from ..errors import TransportError
+from ..core.errors import TransportError
 from .chunks import Reset
 from .recipes import Chain, Fault, Stall
 

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..dialects.base import Decoder
-from ..errors import StreamflowError
-from ..framing import make_framer
+from ..core.errors import StreamflowError
+from ..wire.dialects.base import Decoder
+from ..wire.framing import make_framer
 
 __all__ = ["PROFILES", "ErrorSpec", "Profile", "profile_for"]
 
@@ -71,7 +71,7 @@ def profile_for(dialect: str) -> Profile:
     found = PROFILES.get(dialect)
     if found is not None:
         return found
-    from ..dialects import get_dialect  # ValueError for an unknown dialect name
+    from ..wire.dialects import get_dialect  # ValueError for an unknown dialect name
 
     cls = get_dialect(dialect)
     terminates = cls.is_terminator is not Decoder.is_terminator

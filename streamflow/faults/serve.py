@@ -1,14 +1,14 @@
 """Faults over real IO: a replay-server :class:`Route`, and an async :class:`Source`.
 
-* :func:`fault_route` -- a :class:`~streamflow.server.Route` for the loopback
-  :class:`~streamflow.server.ReplayServer`: each byte chunk is one HTTP chunk, a
+* :func:`fault_route` -- a :class:`~streamflow.servers.replay.Route` for the loopback
+  :class:`~streamflow.servers.replay.ReplayServer`: each byte chunk is one HTTP chunk, a
   :class:`Pause` becomes the delay before the next chunk, a :class:`Reset` drops
   the connection mid-body (``abort``). The client is real ``httpx`` over a socket.
 * :func:`faulty_source` -- a streamflow source (for :func:`streamflow.run` or your
   own reactivex chain) playing a faulted recording in memory, or wrapping another
   source (an HTTP source: faults on the live bytes). A :class:`Pause` is an
   ``anyio.sleep`` (so the source's idle timeout fires), a :class:`Reset` a
-  :class:`~streamflow.errors.TransportError`.
+  :class:`~streamflow.core.errors.TransportError`.
 * :func:`play` -- the async iterator both use.
 """
 
@@ -21,10 +21,10 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from .._source import Source
-from ..errors import TransportError
-from ..limits import Limits
-from ..server.routes import Route
+from ..core.errors import TransportError
+from ..core.limits import Limits
+from ..reactive._source import Source
+from ..servers.replay.routes import Route
 from .chunks import Chunk, Pause, Reset, as_chunks
 from .operators import RESET_MESSAGE
 from .recipes import Chain, Fault, iter_apply

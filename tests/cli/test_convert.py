@@ -11,7 +11,7 @@ import pytest
 import streamflow
 from streamflow.cli.convert import convert_body
 from streamflow.cli.main import main
-from streamflow.errors import ProviderError
+from streamflow.core.errors import ProviderError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TURN = DATA / "cli" / "anthropic_tool_turn.sse"

@@ -111,10 +111,9 @@ def test_replay_a_bundled_recording_by_name_and_by_path() -> None:
     done = streamflow("replay", "anthropic-turn2.sse", "--speed", "0")
     assert done.returncode == 0, done.stderr
     assert ANSWER in done.stdout and "794 in · 97 out" in done.stderr
-    import streamflow.demo as demo_package
+    import streamflow.wire.recordings as bundled
 
-    path = os.path.join(os.path.dirname(demo_package.__file__), "recordings",
-                        "openai-chat-turn1.sse")
+    path = os.path.join(os.path.dirname(bundled.__file__), "openai-chat-turn1.sse")
     done = streamflow("replay", path, "--speed", "50", "--dialect", "openai-chat")
     assert done.returncode == 0, done.stderr
     assert "I'll check the current conditions in Lisbon for you." in done.stdout
@@ -150,10 +149,10 @@ def test_live_mode_against_a_compatible_server(dialect: str) -> None:
 def test_replay_a_streamflow_recording_file(tmp_path: Path) -> None:
     import anyio
 
+    from streamflow.app.runtime import run
     from streamflow.demo import recording
-    from streamflow.runtime import run
-    from streamflow.sinks.recorder import Recorder
-    from streamflow.sources import from_bytes
+    from streamflow.reactive.sinks.recorder import Recorder
+    from streamflow.reactive.sources import from_bytes
 
     target = tmp_path / "turn2.sfrec.jsonl"
 

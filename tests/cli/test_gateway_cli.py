@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from streamflow.cli.main import main
-from streamflow.server import ReplayServer, Route
+from streamflow.servers.replay import ReplayServer, Route
 
 pytest.importorskip("uvicorn", reason="the gateway extra is not installed")
 
@@ -61,7 +61,7 @@ async def _ask(client: httpx.AsyncClient, port: int, key: str) -> httpx.Response
 @pytest.mark.anyio
 async def test_the_command_serves_translated_streams_with_the_key_from_the_environment(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    body = (resources.files("streamflow.demo") / "recordings" / "anthropic-turn1.sse").read_bytes()
+    body = (resources.files("streamflow.wire.recordings") / "anthropic-turn1.sse").read_bytes()
     port = _free_port()
     monkeypatch.setenv("SF_TEST_UPSTREAM_KEY", "sk-upstream")
     async with ReplayServer({"/v1/messages": Route.from_body(body)}) as server:
@@ -103,7 +103,7 @@ def _children(pid: int) -> set[int]:
 @pytest.mark.anyio
 async def test_workers_share_one_socket_a_dead_one_is_replaced_and_sigterm_stops_all(
         ) -> None:
-    body = (resources.files("streamflow.demo") / "recordings" / "anthropic-turn1.sse").read_bytes()
+    body = (resources.files("streamflow.wire.recordings") / "anthropic-turn1.sse").read_bytes()
     port = _free_port()
     async with ReplayServer({"/v1/messages": Route.from_body(body)}) as server:
         process = await anyio.open_process(
@@ -167,7 +167,7 @@ def test_workers_must_be_a_positive_number() -> None:
 @pytest.mark.parametrize("level", [[], ["--log-level", "warning"]])
 @pytest.mark.anyio
 async def test_each_dropped_option_is_one_info_line_shown_by_default(level: list[str]) -> None:
-    body = (resources.files("streamflow.demo") / "recordings" / "anthropic-turn1.sse").read_bytes()
+    body = (resources.files("streamflow.wire.recordings") / "anthropic-turn1.sse").read_bytes()
     port = _free_port()
     async with ReplayServer({"/v1/messages": Route.from_body(body)}) as server:
         process = await anyio.open_process(

@@ -20,7 +20,8 @@ from streamflow.cli.main import COMMANDS, main
 
 CLI = DATA / "cli"
 TOOL_TURN = CLI / "anthropic_tool_turn.sse"
-HAS_OPENAI_CHAT = importlib.util.find_spec("streamflow.dialects.openai_chat.decode") is not None
+HAS_OPENAI_CHAT = importlib.util.find_spec(
+    "streamflow.wire.dialects.openai_chat.decode") is not None
 
 
 def inspect(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:

@@ -12,12 +12,12 @@ import reactivex.operators as ops
 
 import streamflow
 from streamflow.cli.main import main
-from streamflow.operators import pipeline
-from streamflow.sinks.recorder import Recorder
-from streamflow.sources.replay import ReplaySource
+from streamflow.reactive.operators import pipeline
+from streamflow.reactive.sinks.recorder import Recorder
+from streamflow.reactive.sources.replay import ReplaySource
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-BUNDLED = Path(streamflow.__file__).parent / "demo" / "recordings" / "anthropic-turn1.sse"
+BUNDLED = Path(streamflow.__file__).parent / "wire" / "recordings" / "anthropic-turn1.sse"
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 

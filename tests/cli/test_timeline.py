@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 import streamflow
 from streamflow.cli.main import main
 from streamflow.cli.timeline_model import StreamTimeline, build_timeline
-from streamflow.operators import pipeline
-from streamflow.recording import read_recording
-from streamflow.sinks.recorder import Recorder
-from streamflow.sources.replay import ReplaySource, split_body
+from streamflow.core.recording import read_recording
+from streamflow.reactive.operators import pipeline
+from streamflow.reactive.sinks.recorder import Recorder
+from streamflow.reactive.sources.replay import ReplaySource, split_body
 
-BUNDLED = Path(streamflow.__file__).parent / "demo" / "recordings"
+BUNDLED = Path(streamflow.__file__).parent / "wire" / "recordings"
 TURN1 = split_body((BUNDLED / "anthropic-turn1.sse").read_bytes())  # thinking, text, tool
 
 

@@ -27,15 +27,15 @@ from streamflow import (
     Usage,
     assemble,
 )
-from streamflow.dialects.anthropic.decode import FINISH_REASONS, AnthropicDecoder, parse_event
-from streamflow.dialects.anthropic.wire import (
+from streamflow.wire.dialects.anthropic.decode import FINISH_REASONS, AnthropicDecoder, parse_event
+from streamflow.wire.dialects.anthropic.wire import (
     ContentBlockStartEvent,
     ServerToolResultBlock,
     UnknownBlock,
     UnknownDelta,
     UnknownEvent,
 )
-from streamflow.framing import ServerSentEvent, SSEParser
+from streamflow.wire.framing import ServerSentEvent, SSEParser
 
 CLOCK = 1694502400000
 ANTHROPIC = DATA / "anthropic"

@@ -16,16 +16,16 @@ from hypothesis import strategies as st
 from realdata import DATA, real_body, real_path
 
 from streamflow import StreamDecoder, assemble
-from streamflow.errors import (
+from streamflow.core.errors import (
     IncompleteStreamError,
     ProtocolError,
     ProviderError,
     StreamflowError,
 )
-from streamflow.events import InlineThinkingItem, ThinkingItem, ToolCallItem, UniEvent
-from streamflow.framing.eventstream import encode_message
-from streamflow.framing.sse import ServerSentEvent
-from streamflow.sources._http_errors import status_error
+from streamflow.core.events import InlineThinkingItem, ThinkingItem, ToolCallItem, UniEvent
+from streamflow.reactive.sources._http_errors import status_error
+from streamflow.wire.framing.eventstream import encode_message
+from streamflow.wire.framing.sse import ServerSentEvent
 
 MODEL = botocore.session.get_session().get_service_model("bedrock-runtime")
 
@@ -372,8 +372,8 @@ def test_invoke_stream_errors() -> None:
 
 
 def test_wire_models_parse_every_event() -> None:
-    from streamflow.dialects.bedrock.decode import BedrockDecoder
-    from streamflow.framing.eventstream import EventStreamParser
+    from streamflow.wire.dialects.bedrock.decode import BedrockDecoder
+    from streamflow.wire.framing.eventstream import EventStreamParser
 
     frames = EventStreamParser().feed(converse_body())
     models = [type(BedrockDecoder.parse_wire(f)).__name__ for f in frames]

@@ -6,7 +6,7 @@ apart into their JSON payloads, and the value at each position is replaced by a
 value of another type -- null, booleans, integers (zero, negative, past 64 bits),
 floats (huge, fractional), strings, lists, objects and nested mixes. Decoding the
 result may succeed or fail, but a failure must be a
-:class:`~streamflow.errors.StreamflowError` carrying its partial message: a bare
+:class:`~streamflow.core.errors.StreamflowError` carrying its partial message: a bare
 ``TypeError``/``KeyError``/``AttributeError``/``ValueError`` is a bug (issue 22: the
 openai-chat ``reasoning_details`` ``index: []`` that raised ``TypeError``).
 
@@ -32,10 +32,10 @@ from hypothesis import strategies as st
 from realdata import fault_bodies
 
 from streamflow import StreamDecoder, StreamflowError
-from streamflow.dialects import DIALECTS, get_dialect
-from streamflow.events import item_to_dict
-from streamflow.framing import make_framer
-from streamflow.framing.eventstream import EventStreamParser, encode_message
+from streamflow.core.events import item_to_dict
+from streamflow.wire.dialects import DIALECTS, get_dialect
+from streamflow.wire.framing import make_framer
+from streamflow.wire.framing.eventstream import EventStreamParser, encode_message
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 BODIES = fault_bodies()

@@ -11,12 +11,12 @@ import pytest
 from realdata import fault_bodies
 
 from streamflow import StreamDecoder
-from streamflow.dialects import get_dialect
-from streamflow.errors import ProviderError
+from streamflow.core.errors import ProviderError
 from streamflow.faults.profiles import profile_for
-from streamflow.framing import make_framer
-from streamflow.sinks.semconv import provider_name
-from streamflow.sources._http_errors import status_error
+from streamflow.reactive.sinks.semconv import provider_name
+from streamflow.reactive.sources._http_errors import status_error
+from streamflow.wire.dialects import get_dialect
+from streamflow.wire.framing import make_framer
 
 BODIES = fault_bodies()
 

@@ -12,15 +12,15 @@ from hypothesis import strategies as st
 from realdata import DATA
 
 from streamflow import StreamDecoder, assemble
-from streamflow.errors import (
+from streamflow.core.errors import (
     IncompleteStreamError,
     LimitExceededError,
     ProtocolError,
     ProviderError,
     StreamflowError,
 )
-from streamflow.events import EmbeddingItem
-from streamflow.limits import Limits
+from streamflow.core.events import EmbeddingItem
+from streamflow.core.limits import Limits
 
 EMB = DATA / "embeddings"
 

@@ -15,12 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from realdata import framing_for, real_body
 
-from streamflow.decoder import StreamDecoder
-from streamflow.dialects import detect_dialect, get_dialect
-from streamflow.dialects.gemini._args import ArgsWriter, parse_json_path
-from streamflow.dialects.gemini.decode import GeminiDecoder
-from streamflow.dialects.gemini.wire import ErrorResponse, GenerateContentResponse, parse_event
-from streamflow.errors import (
+from streamflow.core.errors import (
     IncompleteStreamError,
     LimitExceededError,
     ProtocolError,
@@ -28,10 +23,15 @@ from streamflow.errors import (
     StreamflowError,
     ToolCallArgumentParseError,
 )
-from streamflow.events import UniEvent
-from streamflow.framing import ServerSentEvent, SSEParser
-from streamflow.limits import Limits
-from streamflow.message import Assembler, Message
+from streamflow.core.events import UniEvent
+from streamflow.core.limits import Limits
+from streamflow.core.message import Assembler, Message
+from streamflow.wire.decoder import StreamDecoder
+from streamflow.wire.dialects import detect_dialect, get_dialect
+from streamflow.wire.dialects.gemini._args import ArgsWriter, parse_json_path
+from streamflow.wire.dialects.gemini.decode import GeminiDecoder
+from streamflow.wire.dialects.gemini.wire import ErrorResponse, GenerateContentResponse, parse_event
+from streamflow.wire.framing import ServerSentEvent, SSEParser
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "gemini"
 

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamflow.dialects import REQUESTS, get_request
-from streamflow.dialects._request_values import MODEL_TEXT
-from streamflow.dialects.request_base import MAX_MODELS, ModelInfo
-from streamflow.errors import ProtocolError
+from streamflow.core.errors import ProtocolError
+from streamflow.wire.dialects import REQUESTS, get_request
+from streamflow.wire.dialects._request_values import MODEL_TEXT
+from streamflow.wire.dialects.request_base import MAX_MODELS, ModelInfo
 
 READERS = [name for name in REQUESTS if get_request(name).read_models is not None]
 WRITERS = [name for name in REQUESTS if get_request(name).models_body is not None]

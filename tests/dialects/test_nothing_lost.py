@@ -9,7 +9,7 @@ import pytest
 from realdata import fault_bodies
 
 from streamflow import assemble
-from streamflow.errors import IncompleteStreamError
+from streamflow.core.errors import IncompleteStreamError
 
 BODIES = fault_bodies()
 

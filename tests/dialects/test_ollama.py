@@ -10,14 +10,14 @@ from hypothesis import strategies as st
 from realdata import DATA
 
 from streamflow import StreamDecoder, assemble
-from streamflow.errors import (
+from streamflow.core.errors import (
     IncompleteStreamError,
     ProtocolError,
     ProviderError,
     StreamflowError,
     ToolCallArgumentParseError,
 )
-from streamflow.events import ToolCallItem
+from streamflow.core.events import ToolCallItem
 
 OLLAMA = DATA / "ollama"
 

@@ -15,11 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamflow.decoder import StreamDecoder
-from streamflow.dialects import detect_dialect
-from streamflow.dialects.openai_chat.decode import OpenAIChatDecoder
-from streamflow.dialects.openai_chat.wire import ChatCompletionChunk, DoneMarker, parse_event
-from streamflow.errors import (
+from streamflow.core.errors import (
     IncompleteStreamError,
     LimitExceededError,
     ProtocolError,
@@ -27,10 +23,14 @@ from streamflow.errors import (
     StreamflowError,
     ToolCallArgumentParseError,
 )
-from streamflow.events import UniEvent
-from streamflow.framing import ServerSentEvent
-from streamflow.limits import Limits
-from streamflow.message import Message
+from streamflow.core.events import UniEvent
+from streamflow.core.limits import Limits
+from streamflow.core.message import Message
+from streamflow.wire.decoder import StreamDecoder
+from streamflow.wire.dialects import detect_dialect
+from streamflow.wire.dialects.openai_chat.decode import OpenAIChatDecoder
+from streamflow.wire.dialects.openai_chat.wire import ChatCompletionChunk, DoneMarker, parse_event
+from streamflow.wire.framing import ServerSentEvent
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "openai_chat"
 GEN = "6f1c2b8e-3d4a-4f5b-9c7d-2e8a1b0c9d3f"

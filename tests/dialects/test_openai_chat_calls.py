@@ -1,4 +1,5 @@
-"""De-interleaving of OpenAI ``tool_calls`` fragments (streamflow.dialects.openai_chat._calls)."""
+"""De-interleaving of OpenAI ``tool_calls`` fragments
+(streamflow.wire.dialects.openai_chat._calls)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamflow.decoder import StreamDecoder
-from streamflow.dialects.base import Emitter
-from streamflow.dialects.openai_chat._calls import ToolCalls
-from streamflow.errors import ProtocolError
-from streamflow.events import ToolCallItem
+from streamflow.core.errors import ProtocolError
+from streamflow.core.events import ToolCallItem
+from streamflow.wire.decoder import StreamDecoder
+from streamflow.wire.dialects.base import Emitter
+from streamflow.wire.dialects.openai_chat._calls import ToolCalls
 
 
 def frag(index: int, args: str = "", call_id: str = "", name: str = "") -> dict[str, Any]:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from streamflow import StreamDecoder
-from streamflow.dialects.openai_chat import _calls as calls_module
-from streamflow.errors import LimitExceededError
-from streamflow.limits import Limits
+from streamflow.core.errors import LimitExceededError
+from streamflow.core.limits import Limits
+from streamflow.wire.dialects.openai_chat import _calls as calls_module
 
 
 def chunk(tool_calls: list[dict[str, Any]] | None = None, finish: str | None = None) -> bytes:
@@ -91,7 +91,7 @@ def test_a_tool_call_cut_by_max_tokens_names_the_cause_and_keeps_finish_and_usag
              "usage": {"prompt_tokens": 5, "completion_tokens": 16}}
     body = (chunk([call(0, '{"city": "Zü', first=True)]) + chunk(finish="length")
             + b"data: " + json.dumps(usage).encode() + b"\n\n" + b"data: [DONE]\n\n")
-    from streamflow.errors import ToolCallArgumentParseError
+    from streamflow.core.errors import ToolCallArgumentParseError
     with pytest.raises(ToolCallArgumentParseError) as info:
         dec = StreamDecoder("openai-chat")
         dec.feed(body)
@@ -114,7 +114,7 @@ def test_a_json_lines_recording_is_complete_after_its_finish_chunk() -> None:
     body = (chunk([call(0, '{"q": 1}', first=True)]) + chunk(finish="tool_calls")
             + b"data: [DONE]\n\n")
     from streamflow import assemble
-    from streamflow.errors import IncompleteStreamError
+    from streamflow.core.errors import IncompleteStreamError
     for dialect in ("openai-chat", "auto"):
         message = assemble(_jsonl(body), dialect, framing="ndjson")
         assert message.complete and message.finish_reason == "tool_call"

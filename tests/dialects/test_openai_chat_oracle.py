@@ -45,10 +45,10 @@ import openai
 import pytest
 from realdata import REAL, framing_for, real_body
 
-from streamflow.decoder import StreamDecoder
-from streamflow.errors import IncompleteStreamError, ProviderError
-from streamflow.events import InlineDataItem, TextItem
-from streamflow.message import Message
+from streamflow.core.errors import IncompleteStreamError, ProviderError
+from streamflow.core.events import InlineDataItem, TextItem
+from streamflow.core.message import Message
+from streamflow.wire.decoder import StreamDecoder
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "openai_chat"
 FOLDERS = ("openai_chat", "deepseek", "openrouter")

@@ -16,25 +16,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from realdata import framing_for, real_body
 
-from streamflow.decoder import StreamDecoder
-from streamflow.dialects import detect_dialect, get_dialect
-from streamflow.dialects.openai_responses.decode import OpenAIResponsesDecoder
-from streamflow.dialects.openai_responses.wire import (
-    DeltaEvent,
-    LifecycleEvent,
-    UnknownEvent,
-    parse_event,
-)
-from streamflow.errors import (
+from streamflow.core.errors import (
     IncompleteStreamError,
     ProtocolError,
     ProviderError,
     StreamflowError,
     ToolCallArgumentParseError,
 )
-from streamflow.events import UniEvent
-from streamflow.framing import ServerSentEvent, SSEParser
-from streamflow.message import Assembler, Message
+from streamflow.core.events import UniEvent
+from streamflow.core.message import Assembler, Message
+from streamflow.wire.decoder import StreamDecoder
+from streamflow.wire.dialects import detect_dialect, get_dialect
+from streamflow.wire.dialects.openai_responses.decode import OpenAIResponsesDecoder
+from streamflow.wire.dialects.openai_responses.wire import (
+    DeltaEvent,
+    LifecycleEvent,
+    UnknownEvent,
+    parse_event,
+)
+from streamflow.wire.framing import ServerSentEvent, SSEParser
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "openai_responses"
 

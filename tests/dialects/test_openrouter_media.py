@@ -11,8 +11,13 @@ from hypothesis import strategies as st
 from realdata import DATA
 
 from streamflow import StreamDecoder, assemble
-from streamflow.errors import IncompleteStreamError, ProtocolError, ProviderError, StreamflowError
-from streamflow.events import InlineDataItem
+from streamflow.core.errors import (
+    IncompleteStreamError,
+    ProtocolError,
+    ProviderError,
+    StreamflowError,
+)
+from streamflow.core.events import InlineDataItem
 
 MEDIA = DATA / "openrouter_media"
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -30,9 +30,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streamflow import StreamDecoder, StreamflowError
-from streamflow.events import item_to_dict
-from streamflow.framing import make_framer
-from streamflow.framing.eventstream import encode_message
+from streamflow.core.events import item_to_dict
+from streamflow.wire.framing import make_framer
+from streamflow.wire.framing.eventstream import encode_message
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 LLAMA = DATA / "anthropic" / "llamacpp_parallel_tools_overlap.sse"
@@ -213,7 +213,7 @@ def test_a_partial_message_keeps_the_fragments_of_held_blocks() -> None:
 
 def test_overlap_costs_nothing_when_blocks_do_not_overlap() -> None:
     """The common path: no block is ever held (the held queue stays empty)."""
-    from streamflow.dialects.anthropic.decode import AnthropicDecoder
+    from streamflow.wire.dialects.anthropic.decode import AnthropicDecoder
 
     body = (DATA / "anthropic" / "kitchen_sink.sse").read_bytes()
     dec = AnthropicDecoder()
@@ -306,8 +306,8 @@ def _held_flood(dialect: str) -> bytes:
 
 @pytest.mark.parametrize("dialect", ["anthropic", "openai-responses"])
 def test_held_fragments_count_against_the_message_limit(dialect: str) -> None:
-    from streamflow.errors import LimitExceededError
-    from streamflow.limits import Limits
+    from streamflow.core.errors import LimitExceededError
+    from streamflow.core.limits import Limits
 
     dec = StreamDecoder(dialect, limits=Limits(max_message_bytes=200))
     with pytest.raises(LimitExceededError) as info:

@@ -34,10 +34,10 @@ import httpx
 import pytest
 from realdata import framing_for, real_body
 
-from streamflow.decoder import assemble
-from streamflow.errors import ProviderError
-from streamflow.events import InlineDataItem, InlineThinkingItem, TextItem, ThinkingItem
-from streamflow.message import Message
+from streamflow.core.errors import ProviderError
+from streamflow.core.events import InlineDataItem, InlineThinkingItem, TextItem, ThinkingItem
+from streamflow.core.message import Message
+from streamflow.wire.decoder import assemble
 
 openai = pytest.importorskip("openai")
 genai = pytest.importorskip("google.genai")

@@ -17,10 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streamflow
-from streamflow.decoder import StreamDecoder
-from streamflow.dialects import get_encoder
-from streamflow.errors import ProviderError, ToolCallArgumentParseError
-from streamflow.events import (
+from streamflow.app.tools import ToolResult
+from streamflow.core.errors import ProviderError, ToolCallArgumentParseError
+from streamflow.core.events import (
     EmbeddingItem,
     InlineDataItem,
     InlineThinkingItem,
@@ -30,10 +29,11 @@ from streamflow.events import (
     UniEvent,
     Usage,
 )
-from streamflow.message import Assembler
-from streamflow.targets.ag_ui.encode import AGUIEncoder
-from streamflow.targets.vercel_ui.encode import VercelUIEncoder
-from streamflow.tools import ToolResult
+from streamflow.core.message import Assembler
+from streamflow.wire.decoder import StreamDecoder
+from streamflow.wire.dialects import get_encoder
+from streamflow.wire.targets.ag_ui.encode import AGUIEncoder
+from streamflow.wire.targets.vercel_ui.encode import VercelUIEncoder
 
 FIXED = {"thread_id": "t", "run_id": "r", "message_id": "m"}
 

@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 from realdata import DATA
 
 from streamflow import StreamDecoder, assemble
-from streamflow.dialects.uni.decode import encode_jsonl, encode_sse, error_from_dict
-from streamflow.errors import (
+from streamflow.core.errors import (
     HTTPStatusError,
     IncompleteStreamError,
     LimitExceededError,
@@ -22,8 +21,9 @@ from streamflow.errors import (
     StreamTimeoutError,
     ToolCallArgumentParseError,
 )
-from streamflow.events import EmbeddingItem, InlineDataItem, UniEvent, Usage
-from streamflow.limits import Limits
+from streamflow.core.events import EmbeddingItem, InlineDataItem, UniEvent, Usage
+from streamflow.core.limits import Limits
+from streamflow.wire.dialects.uni.decode import encode_jsonl, encode_sse, error_from_dict
 
 UNI = DATA / "uni"
 

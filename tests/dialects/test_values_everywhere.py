@@ -14,11 +14,11 @@ import pytest
 from realdata import fault_bodies
 
 from streamflow import StreamDecoder
-from streamflow.dialects import get_dialect
-from streamflow.errors import ProtocolError, ToolCallArgumentParseError
-from streamflow.framing import make_framer
-from streamflow.framing.eventstream import encode_message
-from streamflow.partial_json import parse_arguments
+from streamflow.core.errors import ProtocolError, ToolCallArgumentParseError
+from streamflow.core.partial_json import parse_arguments
+from streamflow.wire.dialects import get_dialect
+from streamflow.wire.framing import make_framer
+from streamflow.wire.framing.eventstream import encode_message
 
 BODIES = fault_bodies()
 COUNT_KEYS = {"input_tokens", "output_tokens", "prompt_tokens", "completion_tokens",

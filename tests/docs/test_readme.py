@@ -91,10 +91,11 @@ def test_every_install_line_names_our_distribution_and_real_extras() -> None:
 
 
 def test_the_private_import_check_sees_each_form() -> None:
-    assert private_imports("import streamflow._lazy\nfrom streamflow.dialects._emitter import E\n"
-                           "from streamflow.dialects import _x, Decoder, __all__\n"
+    assert private_imports("import streamflow._lazy\n"
+                           "from streamflow.wire.dialects._emitter import E\n"
+                           "from streamflow.wire.dialects import _x, Decoder, __all__\n"
                            "from streamflow import stream\nimport _body\n") == [
-        "streamflow._lazy", "streamflow.dialects._emitter", "streamflow.dialects._x"]
+        "streamflow._lazy", "streamflow.wire.dialects._emitter", "streamflow.wire.dialects._x"]
 
 
 # --- links ---------------------------------------------------------------------------------

@@ -32,8 +32,8 @@ def _source(module: str) -> Path:
 
 def test_every_public_module_has_a_page_and_a_docstring() -> None:
     modules = api_pages.public_modules()
-    assert "streamflow" in modules and "streamflow.decoder" in modules
-    assert "streamflow.cli.convert" in modules and "streamflow.web.resume" in modules
+    assert "streamflow" in modules and "streamflow.wire.decoder" in modules
+    assert "streamflow.cli.convert" in modules and "streamflow.servers.web.resume" in modules
     assert not [m for m in modules if any(p.startswith("_") for p in m.split("."))]
     files = {str(p.relative_to(ROOT).with_suffix("")).replace(os.sep, ".")
              for p in (ROOT / "streamflow").rglob("*.py")}
@@ -51,7 +51,7 @@ def test_rest_roles_read_as_markdown() -> None:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    text = ("Feeds :class:`~streamflow.decoder.StreamDecoder` and "
+    text = ("Feeds :class:`~streamflow.wire.decoder.StreamDecoder` and "
             ":func:`streamflow.assemble`, :ref:`the guide <guide>`; for example::\n")
     assert module.markdown(text) == ("Feeds `StreamDecoder` and `streamflow.assemble`, "
                                      "`the guide`; for example:\n")
@@ -73,7 +73,7 @@ def test_the_site_builds_strictly_offline(tmp_path: Path) -> None:
     for module in api_pages.public_modules():
         page = site / "api" / module / "index.html"
         assert page.is_file(), module
-    decoder = (site / "api" / "streamflow.decoder" / "index.html").read_text(encoding="utf-8")
+    decoder = (site / "api" / "streamflow.wire.decoder" / "index.html").read_text(encoding="utf-8")
     assert "StreamDecoder" in decoder and "THE decode loop" in decoder
     assert ":class:" not in decoder
     home = (site / "index.html").read_text(encoding="utf-8")

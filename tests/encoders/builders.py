@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from streamflow.events import (
+from streamflow.core.events import (
     ContentItem,
     FinishReason,
     TextItem,
@@ -14,7 +14,7 @@ from streamflow.events import (
     Usage,
     join_fragments,
 )
-from streamflow.partial_json import parse_arguments
+from streamflow.core.partial_json import parse_arguments
 
 
 def group(fragments: list[ContentItem]) -> list[UniEvent]:

@@ -20,11 +20,11 @@ from typing import Any
 from realdata import DATA, REAL, real_path
 
 from streamflow import encode
-from streamflow.decoder import StreamDecoder
-from streamflow.errors import StreamflowError
-from streamflow.events import InlineThinkingItem, ThinkingItem, UniEvent
-from streamflow.framing.eventstream import encode_message
-from streamflow.message import Message
+from streamflow.core.errors import StreamflowError
+from streamflow.core.events import InlineThinkingItem, ThinkingItem, UniEvent
+from streamflow.core.message import Message
+from streamflow.wire.decoder import StreamDecoder
+from streamflow.wire.framing.eventstream import encode_message
 
 TARGETS = ["anthropic", "openai-chat", "openai-responses", "gemini", "ollama", "uni",
            "uni-jsonl"]

@@ -10,10 +10,10 @@ import reactivex
 
 import streamflow
 from streamflow import IncompleteStreamError, StreamflowError
-from streamflow.dialects import DIALECTS, ENCODERS, get_encoder
-from streamflow.dialects.encoder import BodyWriter
-from streamflow.events import UniEvent
-from streamflow.operators import encode as encode_op
+from streamflow.core.events import UniEvent
+from streamflow.reactive.operators import encode as encode_op
+from streamflow.wire.dialects import DIALECTS, ENCODERS, get_encoder
+from streamflow.wire.dialects.encoder import BodyWriter
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reactive"
 TURN = (DATA / "turn.sse").read_bytes()
@@ -107,8 +107,8 @@ async def test_async_batches_end_the_same_way() -> None:
 async def _web_body(events: list[UniEvent]) -> bytes:
     import anyio
 
-    from streamflow.web import Outbox
-    from streamflow.web._drive import produce
+    from streamflow.servers.web import Outbox
+    from streamflow.servers.web._drive import produce
 
     outbox = Outbox()
     encoder = get_encoder("vercel-ui")(run=True)

@@ -17,8 +17,8 @@ from corpus import RECORDINGS, TARGETS, convert, read_back, source
 from sdks import READERS, genai
 
 from streamflow import encode
-from streamflow.dialects import get_encoder
-from streamflow.errors import IncompleteStreamError, ProviderError, StreamflowError
+from streamflow.core.errors import IncompleteStreamError, ProviderError, StreamflowError
+from streamflow.wire.dialects import get_encoder
 
 FAILED = [rec for rec in RECORDINGS if source(rec).error is not None]
 RAISES = {"anthropic": anthropic.APIError, "openai-chat": openai.APIError,

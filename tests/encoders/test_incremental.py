@@ -13,8 +13,8 @@ import pytest
 from builders import call, stream, text, thinking
 from corpus import TARGETS, read_back
 
-from streamflow.dialects import get_encoder
-from streamflow.events import Usage
+from streamflow.core.events import Usage
+from streamflow.wire.dialects import get_encoder
 
 WORDS = [f"w{n}-" for n in range(50)]
 

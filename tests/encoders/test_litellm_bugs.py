@@ -12,8 +12,8 @@ from corpus import convert, read_back, source
 from sdks import READERS, anthropic_reads, chat_reads, gemini_reads, responses_reads
 
 from streamflow import encode
-from streamflow.errors import ProviderError
-from streamflow.events import Usage
+from streamflow.core.errors import ProviderError
+from streamflow.core.events import Usage
 
 SIG = "EqQBCkgIARABGAIiQL2kz8Ur0fW5v6oVb9h3bQ=="
 
@@ -94,7 +94,7 @@ def test_29223_a_mid_stream_error_is_raised_by_the_responses_sdk() -> None:
 
 def _fail(target: str, events: list, error: ProviderError) -> bytes:
     """The body an encoder writes for ``events`` and then the in-band ``error``."""
-    from streamflow.dialects import get_encoder
+    from streamflow.wire.dialects import get_encoder
     enc = get_encoder(target)()
     return b"".join(enc.feed(ev) for ev in events) + enc.fail(error)
 

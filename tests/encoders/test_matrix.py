@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from corpus import RECORDINGS, TARGETS, convert, opaque, read_back, source, summary
 
-from streamflow.dialects.gemini.encode import is_base64
-from streamflow.errors import ProviderError
-from streamflow.events import item_to_dict, usage_to_dict
+from streamflow.core.errors import ProviderError
+from streamflow.core.events import item_to_dict, usage_to_dict
+from streamflow.wire.dialects.gemini.encode import is_base64
 
 SAME = {"anthropic": "anthropic", "openai-chat": "openai-chat",
         "openai-responses": "openai-responses", "gemini": "gemini", "ollama": "ollama",

@@ -17,9 +17,9 @@ from corpus import TARGETS, opaque, read_back, summary
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamflow.decoder import StreamDecoder
-from streamflow.dialects import get_encoder
-from streamflow.events import ContentItem, TextItem, ThinkingItem, ToolCallItem, Usage
+from streamflow.core.events import ContentItem, TextItem, ThinkingItem, ToolCallItem, Usage
+from streamflow.wire.decoder import StreamDecoder
+from streamflow.wire.dialects import get_encoder
 
 pieces = st.lists(st.text(max_size=12), min_size=1, max_size=4)
 signatures = st.binary(min_size=1, max_size=24).map(lambda b: base64.b64encode(b).decode())
@@ -69,7 +69,7 @@ def carried(target: str, want: dict[str, Any]) -> dict[str, Any]:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=streams(), data=st.data())
 def test_every_encoder_round_trips_what_its_target_carries(events: list, data: Any) -> None:
-    from streamflow.message import Assembler
+    from streamflow.core.message import Assembler
     asm = Assembler()
     for ev in events:
         asm.feed(ev)

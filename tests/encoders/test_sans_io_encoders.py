@@ -9,7 +9,7 @@ from corpus import TARGETS
 
 
 def test_importing_every_encoder_loads_no_io_library() -> None:
-    code = ("import sys; import streamflow.dialects as d; import streamflow.encoding;"
+    code = ("import sys; import streamflow.wire.dialects as d; import streamflow.wire.encoding;"
             f"[d.get_encoder(n) for n in {TARGETS!r}];"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('reactivex', 'anyio', 'httpx', 'rich', 'trio', 'asyncio')))")

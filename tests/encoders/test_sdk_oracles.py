@@ -17,9 +17,9 @@ import pytest
 from corpus import RECORDINGS, convert, opaque, source
 from sdks import READERS
 
-from streamflow.dialects.gemini.encode import is_base64
-from streamflow.events import TextItem, ThinkingItem, ToolCallItem
-from streamflow.message import Message
+from streamflow.core.events import TextItem, ThinkingItem, ToolCallItem
+from streamflow.core.message import Message
+from streamflow.wire.dialects.gemini.encode import is_base64
 
 SDK_TARGETS = list(READERS)
 

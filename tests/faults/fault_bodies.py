@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from streamflow.dialects import dialect_names, get_dialect
-from streamflow.framing.eventstream import encode_message
+from streamflow.wire.dialects import dialect_names, get_dialect
+from streamflow.wire.framing.eventstream import encode_message
 
 TEXT_PARTS = ["Grüße", " aus ", "Köln — ", "你好", "!"]
 EXPECTED_TEXT = "".join(TEXT_PARTS)
@@ -150,7 +150,7 @@ def bedrock() -> bytes:
 def uni(jsonl: bool = False) -> bytes:
     """The anthropic body's UniEvents, re-encoded as the ``uni`` dialect."""
     from streamflow import StreamDecoder
-    from streamflow.dialects.uni.decode import encode_jsonl, encode_sse
+    from streamflow.wire.dialects.uni.decode import encode_jsonl, encode_sse
 
     decoder = StreamDecoder("anthropic", clock=lambda: 1)
     events = decoder.feed(anthropic()) + decoder.close()

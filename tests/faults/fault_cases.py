@@ -24,7 +24,7 @@ from streamflow import (
     TransportError,
     UniEvent,
 )
-from streamflow.events import item_to_dict
+from streamflow.core.events import item_to_dict
 from streamflow.faults import (
     ByEvent,
     Cut,

@@ -23,8 +23,8 @@ from fault_cases import (
 import streamflow
 from streamflow import IncompleteStreamError, StreamflowError, TransportError
 from streamflow.faults import Cut, Drip, Stall, fault_route, faulty_source, inject
-from streamflow.server import ReplayServer, Route, split_odd
-from streamflow.sources import from_httpx
+from streamflow.reactive.sources import from_httpx
+from streamflow.servers.replay import ReplayServer, Route, split_odd
 
 pytestmark = pytest.mark.anyio
 CONTENT_TYPES = {"bedrock": "application/vnd.amazon.eventstream",

@@ -23,7 +23,7 @@ from fault_cases import (
 import streamflow
 from streamflow import IncompleteStreamError, StreamflowError, TransportError
 from streamflow.faults import faulty_source
-from streamflow.server import split_odd
+from streamflow.servers.replay import split_odd
 
 MATRIX = [(d, name) for d in available() for name in CASES]
 

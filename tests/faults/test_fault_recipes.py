@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamflow import ProviderError, StreamDecoder
-from streamflow.dialects import dialect_names
 from streamflow.faults import (
     PROFILES,
     ByEvent,
@@ -41,8 +40,9 @@ from streamflow.faults import (
     stall,
     swap,
 )
-from streamflow.framing import SSEParser
-from streamflow.server import split_odd
+from streamflow.servers.replay import split_odd
+from streamflow.wire.dialects import dialect_names
+from streamflow.wire.framing import SSEParser
 
 SSE = b"event: a\ndata: 1\n\n: comment\n\ndata: 2\r\n\r\ndata: 3\r\rdata: 4\n\n"
 

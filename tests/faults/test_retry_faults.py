@@ -19,9 +19,9 @@ from fault_cases import text_event
 import streamflow
 from streamflow import HTTPStatusError, ProviderError, TransportError, UniEvent
 from streamflow.faults import Cut, ErrorSpec, InsertError, fault_route, mid_event_offset
-from streamflow.operators import StreamRestart, on_error, pipeline
-from streamflow.server import ReplayServer, Route, split_odd
-from streamflow.sources import from_httpx
+from streamflow.reactive.operators import StreamRestart, on_error, pipeline
+from streamflow.reactive.sources import from_httpx
+from streamflow.servers.replay import ReplayServer, Route, split_odd
 
 pytestmark = pytest.mark.anyio
 BODY = body_for("anthropic")

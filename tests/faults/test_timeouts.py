@@ -13,10 +13,10 @@ from fault_cases import text_event
 
 import streamflow
 from streamflow import Limits, StreamTimeoutError
+from streamflow.core.limits import DEFAULT_LIMITS
 from streamflow.faults import ByEvent, Stall, apply, fault_route, faulty_source
-from streamflow.limits import DEFAULT_LIMITS
-from streamflow.server import ReplayServer, Route, split_odd
-from streamflow.sources import from_httpx
+from streamflow.reactive.sources import from_httpx
+from streamflow.servers.replay import ReplayServer, Route, split_odd
 
 BODY = body_for("anthropic")
 STALL_AT = text_event("anthropic", BODY, 2)  # the stall comes before "Köln — "

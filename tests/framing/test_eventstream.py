@@ -12,10 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from realdata import real_path
 
-from streamflow.errors import FramingError, LimitExceededError, StreamflowError
-from streamflow.framing import make_framer, sniff_framing
-from streamflow.framing.eventstream import EventStreamMessage, EventStreamParser, encode_message
-from streamflow.limits import Limits
+from streamflow.core.errors import FramingError, LimitExceededError, StreamflowError
+from streamflow.core.limits import Limits
+from streamflow.wire.framing import make_framer, sniff_framing
+from streamflow.wire.framing.eventstream import (
+    EventStreamMessage,
+    EventStreamParser,
+    encode_message,
+)
 
 EVENT = {":event-type": "contentBlockDelta", ":content-type": "application/json",
          ":message-type": "event"}

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamflow.errors import FramingError, LimitExceededError
-from streamflow.framing.inflate import PIECE, Inflater
-from streamflow.limits import Limits
-from streamflow.operators import pipeline
-from streamflow.runtime import run_sync
-from streamflow.sources import from_httpx
+from streamflow.app.runtime import run_sync
+from streamflow.core.errors import FramingError, LimitExceededError
+from streamflow.core.limits import Limits
+from streamflow.reactive.operators import pipeline
+from streamflow.reactive.sources import from_httpx
+from streamflow.wire.framing.inflate import PIECE, Inflater
 
 MiB = 1024 * 1024
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamflow.errors import LimitExceededError
-from streamflow.framing import NDJSONParser, ServerSentEvent
-from streamflow.limits import Limits
+from streamflow.core.errors import LimitExceededError
+from streamflow.core.limits import Limits
+from streamflow.wire.framing import NDJSONParser, ServerSentEvent
 
 
 def frames(body: bytes, cuts: list[int] | None = None, limits: Limits | None = None) -> list[str]:

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamflow.errors import LimitExceededError
-from streamflow.framing import ServerSentEvent, SSEParser
-from streamflow.limits import Limits
+from streamflow.core.errors import LimitExceededError
+from streamflow.core.limits import Limits
+from streamflow.wire.framing import ServerSentEvent, SSEParser
 
 
 def parse(body: bytes, *, chunks: list[int] | None = None,

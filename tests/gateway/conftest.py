@@ -11,7 +11,7 @@ import pytest
 uvicorn = pytest.importorskip("uvicorn", reason="the gateway extra (uvicorn) is not installed")
 pytest.importorskip("starlette", reason="the gateway extra (starlette) is not installed")
 
-from streamflow.gateway import create_app  # noqa: E402
+from streamflow.servers.gateway import create_app  # noqa: E402
 
 OPENAI_BASE = {"openai-chat": "/v1", "openai-responses": "/v1"}
 """The path the upstream's base URL ends with (OpenAI's SDK-style base includes /v1)."""

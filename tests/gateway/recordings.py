@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from streamflow import Message, assemble
-from streamflow.events import InlineThinkingItem, ThinkingItem, ToolCallItem
+from streamflow.core.events import InlineThinkingItem, ThinkingItem, ToolCallItem
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 MODEL = {"anthropic": "claude-sonnet-4-5", "openai-chat": "anthropic/claude-sonnet-4.5",
@@ -18,7 +18,7 @@ PATHS = {"anthropic": "/v1/messages", "openai-chat": "/v1/chat/completions",
 
 
 def _demo(name: str) -> bytes:
-    return (resources.files("streamflow.demo") / "recordings" / name).read_bytes()
+    return (resources.files("streamflow.wire.recordings") / name).read_bytes()
 
 
 def turn_bodies(dialect: str) -> tuple[bytes, bytes]:

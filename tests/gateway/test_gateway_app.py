@@ -14,8 +14,8 @@ from conftest import serve
 from recordings import DATA, MODEL, PATHS, turn_bodies, turn_messages
 
 from streamflow import assemble
-from streamflow.gateway import create_app
-from streamflow.server import ReplayServer, Route, split_odd
+from streamflow.servers.gateway import create_app
+from streamflow.servers.replay import ReplayServer, Route, split_odd
 
 pytestmark = pytest.mark.anyio
 anthropic = pytest.importorskip("anthropic")

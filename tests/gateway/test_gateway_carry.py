@@ -10,12 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from recordings import DATA, replay_state
 
-from streamflow.decoder import StreamDecoder
-from streamflow.dialects import get_encoder
-from streamflow.errors import StreamflowError
-from streamflow.gateway._carry import Carrier, pack, restore, unpack
-from streamflow.message import Message
-from streamflow.providers.request import ChatRequest, Turn
+from streamflow.core.errors import StreamflowError
+from streamflow.core.message import Message
+from streamflow.core.requests import ChatRequest, Turn
+from streamflow.servers.gateway._carry import Carrier, pack, restore, unpack
+from streamflow.wire.decoder import StreamDecoder
+from streamflow.wire.dialects import get_encoder
 
 FOLDERS = {"anthropic": "anthropic", "openai_chat": "openai-chat",
            "openai_responses": "openai-responses", "gemini": "gemini"}

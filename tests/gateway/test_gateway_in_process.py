@@ -12,8 +12,8 @@ import pytest
 from recordings import PATHS, turn_bodies, turn_messages
 
 from streamflow import assemble
-from streamflow.gateway import create_app
-from streamflow.server import ReplayServer, Route
+from streamflow.servers.gateway import create_app
+from streamflow.servers.replay import ReplayServer, Route
 
 pytestmark = pytest.mark.anyio
 pytest.importorskip("starlette")

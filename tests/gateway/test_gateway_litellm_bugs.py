@@ -23,7 +23,7 @@ from recordings import DATA, MODEL, PATHS, turn_bodies, turn_messages
 from test_gateway_sdks import _conversation
 
 from streamflow import assemble
-from streamflow.server import ReplayServer, Route
+from streamflow.servers.replay import ReplayServer, Route
 
 pytestmark = pytest.mark.anyio
 anthropic = pytest.importorskip("anthropic")

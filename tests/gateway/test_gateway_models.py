@@ -15,14 +15,14 @@ import anyio
 import httpx
 import pytest
 
-from streamflow.server import ReplayServer, Route
+from streamflow.servers.replay import ReplayServer, Route
 
 pytestmark = pytest.mark.anyio
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
 
-from streamflow.dialects import get_request  # noqa: E402
-from streamflow.gateway import _models  # noqa: E402
+from streamflow.servers.gateway import _models  # noqa: E402
+from streamflow.wire.dialects import get_request  # noqa: E402
 
 ANTHROPIC_LIST = {
     "data": [

@@ -16,11 +16,11 @@ import pytest
 from conftest import serve
 from recordings import DATA, MODEL, PATHS, turn_bodies
 
-from streamflow.dialects import REQUESTS, credential_headers
-from streamflow.gateway import Upstream, client_routes, create_app
-from streamflow.providers import HTTPRequest
-from streamflow.providers.request import ChatRequest, Turn
-from streamflow.server import ReplayServer, Route
+from streamflow.app.providers import HTTPRequest
+from streamflow.core.requests import ChatRequest, Turn
+from streamflow.servers.gateway import Upstream, client_routes, create_app
+from streamflow.servers.replay import ReplayServer, Route
+from streamflow.wire.dialects import REQUESTS, credential_headers
 
 pytestmark = pytest.mark.anyio
 anthropic = pytest.importorskip("anthropic")
@@ -145,8 +145,8 @@ async def test_non_streaming_times_are_seconds_like_the_streams(gateway: Any) ->
 
 THROWAWAY = '''
 """A dialect with only a request side: OpenAI chat bodies on its own path and key header."""
-from streamflow.dialects.openai_chat import request as chat
-from streamflow.dialects.request_base import RequestSide
+from streamflow.wire.dialects.openai_chat import request as chat
+from streamflow.wire.dialects.request_base import RequestSide
 
 REQUEST = RequestSide(
     name="throwaway", build=chat.build, parse=chat.parse, path="/chat",

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from recordings import MODEL, PATHS, replay_state, turn_bodies, turn_messages
 
-from streamflow.message import Message
-from streamflow.server import ReplayServer, Route
+from streamflow.core.message import Message
+from streamflow.servers.replay import ReplayServer, Route
 
 pytestmark = pytest.mark.anyio
 anthropic = pytest.importorskip("anthropic")
@@ -42,7 +42,7 @@ def pairs(client: str) -> list[str]:
 
 def upstream_state(dialect: str, body: dict[str, Any]) -> list[Any]:
     """The same facts read back from the upstream's second request, in its own format."""
-    from streamflow.dialects import get_request
+    from streamflow.wire.dialects import get_request
     if dialect == "gemini":
         out: list[Any] = []
         model = next(c for c in body["contents"] if c["role"] == "model")

@@ -12,8 +12,8 @@ import pytest
 from recordings import MODEL, PATHS, turn_bodies
 
 from streamflow import StreamDecoder, assemble
-from streamflow.dialects.anthropic.encode import AnthropicEncoder
-from streamflow.server import ReplayServer, Route
+from streamflow.servers.replay import ReplayServer, Route
+from streamflow.wire.dialects.anthropic.encode import AnthropicEncoder
 
 pytestmark = pytest.mark.anyio
 anthropic = pytest.importorskip("anthropic")

@@ -17,7 +17,7 @@ import pytest
 from pydantic import BaseModel
 
 import streamflow
-from streamflow.server import ReplayServer, Route
+from streamflow.servers.replay import ReplayServer, Route
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "structured"))
 from conftest import OPENAI_BASE, serve
@@ -27,7 +27,7 @@ from test_stream_output import text_events
 pytestmark = pytest.mark.anyio
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
-gateway_app = pytest.importorskip("streamflow.gateway")
+gateway_app = pytest.importorskip("streamflow.servers.gateway")
 
 UPSTREAMS = ["anthropic", "openai-chat", "openai-responses", "gemini"]
 
@@ -149,7 +149,7 @@ async def test_the_gateways_answer_streams_into_a_typed_partial(upstream: str) -
 def test_parsing_a_structured_request_leaves_the_clients_body_as_it_came(client: str) -> None:
     import copy
 
-    from streamflow.dialects import get_request
+    from streamflow.wire.dialects import get_request
     schema = City.model_json_schema()
     bodies = {
         "anthropic": {"model": "m", "max_tokens": 9, "messages": [{"role": "user",

@@ -22,9 +22,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamflow.gateway._h1 import H1Transport, _Pool
-from streamflow.gateway._h1_connection import MAX_HEAD, Connection
-from streamflow.gateway._transport import READ_BUFFER
+from streamflow.servers.gateway._h1 import H1Transport, _Pool
+from streamflow.servers.gateway._h1_connection import MAX_HEAD, Connection
+from streamflow.servers.gateway._transport import READ_BUFFER
 
 pytestmark = pytest.mark.anyio
 

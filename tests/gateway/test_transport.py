@@ -17,8 +17,8 @@ import httpx
 import pytest
 from security.hostile import serve
 
-from streamflow.gateway._h1 import H1Transport
-from streamflow.gateway._transport import READ_BUFFER, LoopTransport
+from streamflow.servers.gateway._h1 import H1Transport
+from streamflow.servers.gateway._transport import READ_BUFFER, LoopTransport
 
 pytestmark = pytest.mark.anyio
 
@@ -72,7 +72,7 @@ async def test_it_streams_every_byte_and_reuses_the_kept_alive_connection(
 
 
 def test_the_gateway_reads_its_upstream_through_the_h1_transport() -> None:
-    from streamflow.gateway import Upstream
+    from streamflow.servers.gateway import Upstream
     client = Upstream("http://127.0.0.1:9", "openai-chat").http_client()
     assert isinstance(client._transport, H1Transport)
 
@@ -142,7 +142,7 @@ async def test_https_goes_through_tls_with_the_given_context(
 
 async def test_an_upstream_cookie_never_reaches_another_request(Transport: Kind) -> None:
     """One upstream client serves every client: a Set-Cookie must not be replayed."""
-    from streamflow.gateway import create_app
+    from streamflow.servers.gateway import create_app
 
     seen: list[bytes | None] = []
 
@@ -231,7 +231,7 @@ async def test_bytes_an_upstream_sends_unasked_are_never_read_as_the_next_answer
 async def test_many_concurrent_streams_spread_over_pools_and_reuse_their_connections() -> None:
     """150 streams at once (three pools' worth, SHARD each at most), every byte delivered;
     then 150 more: every one on a connection kept alive from the first burst."""
-    from streamflow.gateway._transport import SHARD, ShardedPool
+    from streamflow.servers.gateway._transport import SHARD, ShardedPool
 
     expected = b"".join(str(i % 10).encode() * 100 for i in range(5))
     async with serve(_answer) as url, \

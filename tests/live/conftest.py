@@ -62,7 +62,7 @@ def live_gateway() -> GatewayFactory:
     pytest.importorskip("uvicorn", reason="the gateway extra (uvicorn) is not installed")
     from gateway.conftest import serve  # tests/gateway/conftest.py: real uvicorn, loopback
 
-    from streamflow.gateway import create_app
+    from streamflow.servers.gateway import create_app
 
     @asynccontextmanager
     async def start(server: str, dialect: str, **options: Any) -> AsyncIterator[str]:

@@ -18,10 +18,10 @@ import anyio
 import httpx
 import pytest
 
-from streamflow.agent import Agent, SendFn, http_sender
-from streamflow.providers import HTTPRequest, make_provider
-from streamflow.sources import Source
-from streamflow.tools import Progress, ToolRegistry
+from streamflow.app.agent import Agent, SendFn, http_sender
+from streamflow.app.providers import HTTPRequest, make_provider
+from streamflow.app.tools import Progress, ToolRegistry
+from streamflow.reactive.sources import Source
 
 URL = os.environ.get("STREAMFLOW_LIVE_URL", "")
 

@@ -22,11 +22,11 @@ import pytest
 from realdata import DATA
 from wirefacts import body_facts, events, facts
 
-from streamflow.decoder import StreamDecoder
-from streamflow.errors import HTTPStatusError, StreamflowError
-from streamflow.events import TextItem
-from streamflow.message import Message
-from streamflow.sources._http_errors import status_error
+from streamflow.core.errors import HTTPStatusError, StreamflowError
+from streamflow.core.events import TextItem
+from streamflow.core.message import Message
+from streamflow.reactive.sources._http_errors import status_error
+from streamflow.wire.decoder import StreamDecoder
 
 LIVE = DATA / "live"
 METAS = [json.loads(p.read_text()) for p in sorted(LIVE.glob("*.meta"))]
@@ -147,9 +147,9 @@ def test_overlapping_tool_use_blocks_keep_both_calls_in_order() -> None:
     assert decoder.message.finish_reason == "tool_call"
 
 
-REPLY = {"openai-chat": "streamflow.dialects.openai_chat.reply",
-         "anthropic": "streamflow.dialects.anthropic.reply",
-         "openai-responses": "streamflow.dialects.openai_responses.reply"}
+REPLY = {"openai-chat": "streamflow.wire.dialects.openai_chat.reply",
+         "anthropic": "streamflow.wire.dialects.anthropic.reply",
+         "openai-responses": "streamflow.wire.dialects.openai_responses.reply"}
 """Where each dialect writes a whole message as one JSON body (the gateway's stream: false)."""
 LLAMA_OMITS = {"openai-responses": {("parallel_tool_calls",), ("tool_choice",), ("tools",),
                                     ("usage", "input_tokens_details", "cache_write_tokens"),

@@ -9,9 +9,9 @@ import pytest
 import reactivex
 
 from streamflow import LimitExceededError, Limits, ToolCallArgumentParseError, UniEvent, Usage
-from streamflow.events import TextItem, ToolCallItem
-from streamflow.operators import ToolCallState, accumulate_json, pipeline, tap_usage
-from streamflow.sources import from_bytes
+from streamflow.core.events import TextItem, ToolCallItem
+from streamflow.reactive.operators import ToolCallState, accumulate_json, pipeline, tap_usage
+from streamflow.reactive.sources import from_bytes
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reactive"
 TURN = (DATA / "turn.sse").read_bytes()

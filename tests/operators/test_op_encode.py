@@ -11,8 +11,8 @@ from reactivex import operators as ops
 
 import streamflow
 from streamflow import IncompleteStreamError, ProviderError
-from streamflow.operators import encode, pipeline
-from streamflow.sources import from_bytes
+from streamflow.reactive.operators import encode, pipeline
+from streamflow.reactive.sources import from_bytes
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reactive"
 TURN = (DATA / "turn.sse").read_bytes()

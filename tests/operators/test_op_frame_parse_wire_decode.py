@@ -13,15 +13,15 @@ from reactivex.subject import Subject
 
 import streamflow
 from streamflow import IncompleteStreamError, ProtocolError
-from streamflow.dialects.anthropic.wire import (
+from streamflow.reactive.operators import decode, frame, parse_wire
+from streamflow.reactive.sources import from_bytes
+from streamflow.wire.dialects.anthropic.wire import (
     ContentBlockDeltaEvent,
     MessageStartEvent,
     PingEvent,
     TextDelta,
 )
-from streamflow.framing import SSEParser
-from streamflow.operators import decode, frame, parse_wire
-from streamflow.sources import from_bytes
+from streamflow.wire.framing import SSEParser
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reactive"
 TURN = (DATA / "turn.sse").read_bytes()

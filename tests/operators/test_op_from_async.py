@@ -12,10 +12,10 @@ from reactivex import operators as ops
 
 import streamflow
 from streamflow import CancelledStreamError, IncompleteStreamError, StreamDecoder, UniEvent
-from streamflow.errors import NoScopeError
-from streamflow.events import TextItem
-from streamflow.operators import from_async, pipeline
-from streamflow.sources import from_async_iterable, from_bytes
+from streamflow.core.errors import NoScopeError
+from streamflow.core.events import TextItem
+from streamflow.reactive.operators import from_async, pipeline
+from streamflow.reactive.sources import from_async_iterable, from_bytes
 
 pytestmark = pytest.mark.anyio
 BODY = (Path(__file__).parent.parent / "data" / "anthropic" / "kitchen_sink.sse").read_bytes()

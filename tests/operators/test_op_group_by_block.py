@@ -8,8 +8,8 @@ from typing import Any
 import reactivex.operators as ops
 
 from streamflow import ProviderError
-from streamflow.operators import Block, group_by_block, pipeline
-from streamflow.sources import from_bytes
+from streamflow.reactive.operators import Block, group_by_block, pipeline
+from streamflow.reactive.sources import from_bytes
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reactive"
 TURN = (DATA / "turn.sse").read_bytes()

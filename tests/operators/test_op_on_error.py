@@ -12,9 +12,9 @@ import reactivex
 
 import streamflow
 from streamflow import HTTPStatusError, ProviderError, TransportError
-from streamflow.operators import StreamFailure, StreamRestart, on_error, pipeline
-from streamflow.server import ReplayServer, Route
-from streamflow.sources import from_bytes, from_httpx, scope
+from streamflow.reactive.operators import StreamFailure, StreamRestart, on_error, pipeline
+from streamflow.reactive.sources import from_bytes, from_httpx, scope
+from streamflow.servers.replay import ReplayServer, Route
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reactive"
 TURN = (DATA / "turn.sse").read_bytes()

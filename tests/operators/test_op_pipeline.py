@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 import streamflow
 from streamflow import ProviderError, ToolCallArgumentParseError
-from streamflow.errors import NoScopeError
-from streamflow.operators import pipeline
-from streamflow.operators.pipeline import pipeline as pipeline_from_module
-from streamflow.sources import from_bytes, from_iterable
+from streamflow.core.errors import NoScopeError
+from streamflow.reactive.operators import pipeline
+from streamflow.reactive.operators.pipeline import pipeline as pipeline_from_module
+from streamflow.reactive.sources import from_bytes, from_iterable
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reactive"
 TURN = (DATA / "turn.sse").read_bytes()
@@ -35,9 +35,9 @@ def test_every_operator_is_importable_as_module_and_function() -> None:
 
     for name in ("frame", "parse_wire", "decode", "group_by_block", "accumulate_json",
                  "tap_usage", "on_error", "pipeline"):
-        module = importlib.import_module(f"streamflow.operators.{name}")
-        assert getattr(module, name) is getattr(streamflow.operators, name)
-    assert not hasattr(streamflow.operators, "normalize")  # renamed to decode in 0.2
+        module = importlib.import_module(f"streamflow.reactive.operators.{name}")
+        assert getattr(module, name) is getattr(streamflow.reactive.operators, name)
+    assert not hasattr(streamflow.reactive.operators, "normalize")  # renamed to decode in 0.2
     assert pipeline_from_module is pipeline is streamflow.pipeline
 
 
@@ -114,7 +114,7 @@ def test_a_source_failing_to_subscribe_reaches_on_error_typed() -> None:
     async def chunks() -> Any:
         yield TURN
 
-    events, errors, done = collect(streamflow.sources.from_async_iterable(chunks)
+    events, errors, done = collect(streamflow.reactive.sources.from_async_iterable(chunks)
                                    .pipe(pipeline("anthropic")))
     assert events == [] and done == []
     assert len(errors) == 1 and isinstance(errors[0], NoScopeError)

@@ -11,8 +11,8 @@ import pytest
 from pydantic import TypeAdapter
 
 from streamflow import Message, assemble
-from streamflow.providers.anthropic import API_VERSION, AnthropicProvider
-from streamflow.tools import ToolRegistry, ToolResult
+from streamflow.app.providers.anthropic import API_VERSION, AnthropicProvider
+from streamflow.app.tools import ToolRegistry, ToolResult
 
 
 def get_weather(city: str) -> str:
@@ -36,7 +36,7 @@ def validated(type_name: str, value: Any) -> Any:
 
 
 def demo_turn1() -> Message:
-    path = resources.files("streamflow.demo") / "recordings" / "anthropic-turn1.sse"
+    path = resources.files("streamflow.wire.recordings") / "anthropic-turn1.sse"
     return assemble(path.read_bytes(), "anthropic")
 
 
@@ -122,7 +122,7 @@ def test_redacted_thinking_citations_and_server_blocks_come_back_in_place() -> N
 
 
 def test_unsigned_thinking_and_empty_text_are_left_out() -> None:
-    from streamflow.events import TextItem, ThinkingItem
+    from streamflow.core.events import TextItem, ThinkingItem
 
     message = Message(items=[ThinkingItem("thinking.done", "from another provider"),
                              TextItem("text.done", ""), TextItem("text.done", "Hi")])

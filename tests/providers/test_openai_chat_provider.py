@@ -11,10 +11,10 @@ import pytest
 from pydantic import TypeAdapter
 
 from streamflow import Message, assemble
-from streamflow.events import InlineThinkingItem, ThinkingItem, ToolCallItem
-from streamflow.providers import make_provider, provider_class
-from streamflow.providers.openai_chat import OpenAIChatProvider
-from streamflow.tools import ToolRegistry, ToolResult
+from streamflow.app.providers import make_provider, provider_class
+from streamflow.app.providers.openai_chat import OpenAIChatProvider
+from streamflow.app.tools import ToolRegistry, ToolResult
+from streamflow.core.events import InlineThinkingItem, ThinkingItem, ToolCallItem
 
 
 def get_weather(city: str) -> str:
@@ -38,7 +38,7 @@ def validated(value: Any) -> Any:
 
 
 def demo_turn1() -> Message:
-    path = resources.files("streamflow.demo") / "recordings" / "openai-chat-turn1.sse"
+    path = resources.files("streamflow.wire.recordings") / "openai-chat-turn1.sse"
     return assemble(path.read_bytes(), "openai-chat")
 
 

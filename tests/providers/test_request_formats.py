@@ -10,10 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from streamflow.dialects import get_request
-from streamflow.errors import ProtocolError
-from streamflow.events import InlineThinkingItem, TextItem, ThinkingItem, ToolCallItem
-from streamflow.providers.request import (
+from streamflow.core.errors import ProtocolError
+from streamflow.core.events import InlineThinkingItem, TextItem, ThinkingItem, ToolCallItem
+from streamflow.core.requests import (
     ChatRequest,
     Thinking,
     ToolChoice,
@@ -21,6 +20,7 @@ from streamflow.providers.request import (
     ToolSpec,
     Turn,
 )
+from streamflow.wire.dialects import get_request
 
 FORMATS = ("anthropic", "openai-chat", "openai-responses")
 SIG = "EqQDCkYIBxgCKkDs+/=="

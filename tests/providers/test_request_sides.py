@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from streamflow.dialects import REQUESTS, credential_headers, get_request
-from streamflow.dialects.openai_chat.request import is_official
-from streamflow.errors import ProtocolError
-from streamflow.providers import HTTPRequest, make_provider
-from streamflow.providers.request import ChatRequest, Turn
+from streamflow.app.providers import HTTPRequest, make_provider
+from streamflow.core.errors import ProtocolError
+from streamflow.core.requests import ChatRequest, Turn
+from streamflow.wire.dialects import REQUESTS, credential_headers, get_request
+from streamflow.wire.dialects.openai_chat.request import is_official
 
 CLIENTS = ("anthropic", "openai-chat", "openai-responses")
 
@@ -135,7 +135,7 @@ def test_a_bad_value_gets_a_message_about_the_value(
 
 
 def test_each_client_format_has_its_route_and_error_envelope() -> None:
-    from streamflow.dialects.request_base import ErrorInfo
+    from streamflow.wire.dialects.request_base import ErrorInfo
     paths = {name: get_request(name).client_path for name in REQUESTS}
     assert paths == {"anthropic": "/v1/messages", "openai-chat": "/v1/chat/completions",
                      "openai-responses": "/v1/responses", "gemini": None}

@@ -18,14 +18,14 @@ import httpx
 import pytest
 from realredis import chat_app
 
-from streamflow.agent import Agent, http_sender
-from streamflow.dialects._emitter import Emitter
-from streamflow.encoding import encode
-from streamflow.providers import make_provider
-from streamflow.server import ReplayServer, Route
-from streamflow.tools import ToolRegistry
-from streamflow.web import agent_run
-from streamflow.web.resume import ResumableStreams
+from streamflow.app.agent import Agent, http_sender
+from streamflow.app.providers import make_provider
+from streamflow.app.tools import ToolRegistry
+from streamflow.servers.replay import ReplayServer, Route
+from streamflow.servers.web import agent_run
+from streamflow.servers.web.resume import ResumableStreams
+from streamflow.wire.dialects._emitter import Emitter
+from streamflow.wire.encoding import encode
 
 pytestmark = pytest.mark.anyio
 

@@ -13,9 +13,9 @@ import pytest
 from realdata import DATA
 
 import streamflow
-from streamflow.errors import StreamTimeoutError
-from streamflow.sources import from_async_iterable, from_redis
-from streamflow.web.resume import ResumableStreams, ResumeRefused
+from streamflow.core.errors import StreamTimeoutError
+from streamflow.reactive.sources import from_async_iterable, from_redis
+from streamflow.servers.web.resume import ResumableStreams, ResumeRefused
 
 pytestmark = pytest.mark.anyio
 

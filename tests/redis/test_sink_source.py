@@ -15,15 +15,15 @@ import pytest
 from realdata import DATA
 
 import streamflow
-from streamflow._redis.streams import RedisLink
-from streamflow.errors import (
+from streamflow.core.errors import (
     IncompleteStreamError,
     StreamNotFoundError,
     StreamTimeoutError,
 )
-from streamflow.events import UniEvent
-from streamflow.sinks import RedisStreamSink
-from streamflow.sources import from_async_iterable, from_bytes, from_redis
+from streamflow.core.events import UniEvent
+from streamflow.reactive._redis.streams import RedisLink
+from streamflow.reactive.sinks import RedisStreamSink
+from streamflow.reactive.sources import from_async_iterable, from_bytes, from_redis
 
 pytestmark = pytest.mark.anyio
 
@@ -145,7 +145,7 @@ async def test_a_silent_producer_ends_in_a_timeout_with_the_partial(redis_url: s
     try:
         await link.call("xadd", "k5", {"k": "start", "heartbeat": "0.1"}, id="1-0")
         events = streamflow.StreamDecoder("anthropic").feed(BODY)[:5]
-        from streamflow.dialects.uni.decode import to_json
+        from streamflow.wire.dialects.uni.decode import to_json
         for n, event in enumerate(events, 1):  # the writer's ids: <ms>-<count>
             await link.call("xadd", "k5", {"k": "event", "d": to_json(event)}, id=f"1-{n}")
     finally:
@@ -270,8 +270,8 @@ async def test_redis_down_before_the_start_is_a_transport_error(own_redis: Any) 
 
 async def test_a_tailer_serves_readers_that_join_at_any_time(redis_url: str) -> None:
     """One shared XREAD (Tailer) for several readers of one key: each gets every entry once."""
-    from streamflow._redis.streams import read_batches
-    from streamflow._redis.tailer import Tailer
+    from streamflow.reactive._redis.streams import read_batches
+    from streamflow.reactive._redis.tailer import Tailer
 
     chunks = [BODY[i:i + 150] for i in range(0, len(BODY), 150)]
 
@@ -310,8 +310,8 @@ async def test_a_stalled_tailer_reader_is_dropped_then_catches_up_losing_nothing
         redis_url: str) -> None:
     """A reader that stops taking entries (a stalled client) is not buffered for without
     bound: past QUEUE batches the shared read drops it, and it catches up from Redis."""
-    from streamflow._redis.streams import read_batches
-    from streamflow._redis.tailer import QUEUE, Tailer
+    from streamflow.reactive._redis.streams import read_batches
+    from streamflow.reactive._redis.tailer import QUEUE, Tailer
 
     chunks = [BODY[i:i + 60] for i in range(0, len(BODY), 60)]
     assert len(chunks) > 3 * QUEUE  # enough live batches to overflow the reader's queue

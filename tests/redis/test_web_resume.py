@@ -25,11 +25,11 @@ import pytest
 from realredis import Instance
 
 import streamflow
-from streamflow.errors import StreamTimeoutError
+from streamflow.core.errors import StreamTimeoutError
 
 pytestmark = pytest.mark.anyio
 
-BODY = (files("streamflow.demo") / "recordings" / "anthropic-turn1.sse").read_bytes()
+BODY = (files("streamflow.wire.recordings") / "anthropic-turn1.sse").read_bytes()
 DIRECT = streamflow.assemble(BODY)
 STREAMS = int(os.environ.get("STREAMFLOW_TEST_STREAMS", "200"))
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 
-from streamflow.gateway import create_app
-from streamflow.gateway._app import client_routes
+from streamflow.servers.gateway import create_app
+from streamflow.servers.gateway._app import client_routes
 
 ROUTES = {dialect: path for path, dialect in client_routes().items()}
 """Client dialect -> its route."""
@@ -26,7 +26,7 @@ def canned_upstream(dialect: str) -> tuple[httpx.AsyncClient, list[httpx.Request
     """An HTTP client answering every request with a recorded answer turn of ``dialect``
     (``anthropic`` or ``openai-chat``), and the requests it got."""
     name = {"anthropic": "anthropic-turn2.sse", "openai-chat": "openai-chat-turn2.sse"}[dialect]
-    body = (resources.files("streamflow.demo") / "recordings" / name).read_bytes()
+    body = (resources.files("streamflow.wire.recordings") / name).read_bytes()
     seen: list[httpx.Request] = []
 
     def answer(request: httpx.Request) -> httpx.Response:

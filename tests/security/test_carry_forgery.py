@@ -8,9 +8,9 @@ import pytest
 from gateway_parts import ROUTES, enveloped, in_process
 
 pytest.importorskip("starlette", reason="the gateway extra is not installed")
-from streamflow.errors import ProtocolError
-from streamflow.gateway import _carry as carry
-from streamflow.gateway._carry import pack, unpack
+from streamflow.core.errors import ProtocolError
+from streamflow.servers.gateway import _carry as carry
+from streamflow.servers.gateway._carry import pack, unpack
 
 pytestmark = pytest.mark.anyio
 KEY, OTHER = b"k" * 32, b"o" * 32
@@ -28,7 +28,7 @@ def test_a_token_verifies_only_under_its_own_key() -> None:
 def test_without_a_key_a_random_one_is_made_with_a_warning(
         caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(carry, "_process_key", None)
-    with caplog.at_level(logging.WARNING, "streamflow.gateway"):
+    with caplog.at_level(logging.WARNING, "streamflow.servers.gateway"):
         token = pack([1])
     assert "do not survive a restart" in caplog.text
     assert unpack(token) == [1]

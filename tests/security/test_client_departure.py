@@ -16,7 +16,7 @@ import pytest
 from hostile import HOLD, HostileUpstream, chat_chunk, drip, serve, sse_head
 
 pytest.importorskip("uvicorn", reason="the gateway extra (uvicorn) is not installed")
-from streamflow.gateway import create_app
+from streamflow.servers.gateway import create_app
 
 pytestmark = pytest.mark.anyio
 

@@ -29,9 +29,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamflow.decoder import StreamDecoder
-from streamflow.dialects import ENCODERS, get_encoder
-from streamflow.dialects._frames_out import (
+from streamflow.core.errors import ProviderError, StreamflowError
+from streamflow.core.events import TextItem, ThinkingItem, ToolCallItem, UniEvent, Usage
+from streamflow.wire.decoder import StreamDecoder
+from streamflow.wire.dialects import ENCODERS, get_encoder
+from streamflow.wire.dialects._frames_out import (
     field_line,
     is_token,
     json_bytes,
@@ -40,9 +42,7 @@ from streamflow.dialects._frames_out import (
     sse_data,
     text_bytes,
 )
-from streamflow.errors import ProviderError, StreamflowError
-from streamflow.events import TextItem, ThinkingItem, ToolCallItem, UniEvent, Usage
-from streamflow.framing import NDJSONParser, SSEParser
+from streamflow.wire.framing import NDJSONParser, SSEParser
 
 FORGE_ANTHROPIC = ('\n\nevent: content_block_delta\ndata: {"type":"content_block_delta",'
                    '"index":0,"delta":{"type":"text_delta","text":"FORGED"}}\n\n')
@@ -512,8 +512,8 @@ def test_raw_data_is_checked_json_is_escaped() -> None:
 
 def test_resume_ids_are_tokens_never_the_clients_text() -> None:
     pytest.importorskip("redis")
-    from streamflow.sources.redis import sse_frame
-    from streamflow.web._resume_body import parse_last_event_id, position_id, with_ids
+    from streamflow.reactive.sources.redis import sse_frame
+    from streamflow.servers.web._resume_body import parse_last_event_id, position_id, with_ids
 
     # int() reads other scripts' digits and spaces: the id written is the canonical one
     position = parse_last_event_id(" \u0661\u0662-\u0660/2 ")

@@ -14,7 +14,7 @@ from gateway_parts import ROUTES, VALID, enveloped, in_process
 from hostile import Counting, HostileUpstream, serve
 
 pytest.importorskip("starlette", reason="the gateway extra is not installed")
-from streamflow.gateway import create_app
+from streamflow.servers.gateway import create_app
 
 pytestmark = pytest.mark.anyio
 
@@ -65,7 +65,7 @@ async def test_a_non_ascii_api_key_is_a_401_not_a_crash() -> None:
 
 async def test_our_own_bug_is_an_enveloped_500_with_a_request_id(
         caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    from streamflow.gateway import _app as app_module
+    from streamflow.servers.gateway import _app as app_module
 
     def broken(chat: Any, limits: Any) -> None:
         raise KeyError("a bug")
@@ -108,7 +108,7 @@ async def test_a_model_name_too_long_for_an_upstream_url_is_a_400_and_is_not_kep
     long ones (each request its own) are not cached by the gateway's URL cache."""
     import httpx
 
-    from streamflow.gateway._upstream import _parsed
+    from streamflow.servers.gateway._upstream import _parsed
 
     seen: list[httpx.Request] = []
 

@@ -10,8 +10,8 @@ from hostile import HostileUpstream, chat_chunk, serve, sse_head
 
 pytest.importorskip("uvicorn", reason="the gateway extra (uvicorn) is not installed")
 anthropic = pytest.importorskip("anthropic")
-from streamflow.gateway import create_app  # noqa: E402
-from streamflow.limits import Limits  # noqa: E402
+from streamflow.core.limits import Limits  # noqa: E402
+from streamflow.servers.gateway import create_app  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 ASK = [{"role": "user", "content": "hi"}]

@@ -53,20 +53,20 @@ from starlette.routing import Route as AppRoute
 
 import streamflow
 from streamflow import LogSink, Recorder
-from streamflow.agent import Agent, http_sender
+from streamflow.app.agent import Agent, http_sender
+from streamflow.app.providers import HTTPRequest, make_provider
+from streamflow.core.recording import read_recording
 from streamflow.demo import DEMO_PROMPT, recording
 from streamflow.demo.record import TurnRecorder
 from streamflow.demo.server import event_chunks
 from streamflow.demo.tools import demo_tools
-from streamflow.gateway import create_app
-from streamflow.operators import on_error, pipeline
-from streamflow.providers import HTTPRequest, make_provider
-from streamflow.recording import read_recording
-from streamflow.server import ReplayServer, Route
-from streamflow.sinks.otel import OtelSink
-from streamflow.sinks.otel_agent import AgentTelemetry
-from streamflow.sources import from_httpx
-from streamflow.web import ag_ui_response, ui_message_stream_response
+from streamflow.reactive.operators import on_error, pipeline
+from streamflow.reactive.sinks.otel import OtelSink
+from streamflow.reactive.sinks.otel_agent import AgentTelemetry
+from streamflow.reactive.sources import from_httpx
+from streamflow.servers.gateway import create_app
+from streamflow.servers.replay import ReplayServer, Route
+from streamflow.servers.web import ag_ui_response, ui_message_stream_response
 
 pytestmark = pytest.mark.anyio
 

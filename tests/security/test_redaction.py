@@ -18,22 +18,27 @@ import httpx
 import pytest
 
 from streamflow import LogSink
-from streamflow.agent import Agent, AgentEvent, AgentResult, Turn
-from streamflow.demo.plan import Plan
-from streamflow.demo.record import TurnRecorder
-from streamflow.dialects import REQUESTS, credential_headers, credential_params, get_encoder
-from streamflow.errors import (
+from streamflow.app.agent import Agent, AgentEvent, AgentResult, Turn
+from streamflow.app.providers import HTTPRequest, make_provider
+from streamflow.app.providers.anthropic import AnthropicProvider
+from streamflow.app.runtime import run
+from streamflow.app.tools import ToolRegistry
+from streamflow.core.errors import (
     HTTPStatusError,
     ProtocolError,
     ProviderError,
     SinkError,
     TransportError,
 )
-from streamflow.message import Message
-from streamflow.providers import HTTPRequest, make_provider
-from streamflow.providers.anthropic import AnthropicProvider
-from streamflow.recording import read_recording
-from streamflow.redaction import (
+from streamflow.core.message import Message
+from streamflow.core.recording import read_recording
+from streamflow.demo.plan import Plan
+from streamflow.demo.record import TurnRecorder
+from streamflow.reactive.sinks.recorder import Recorder
+from streamflow.reactive.sources import from_bytes
+from streamflow.reactive.sources._http_errors import status_error, transport_error
+from streamflow.wire.dialects import REQUESTS, credential_headers, credential_params, get_encoder
+from streamflow.wire.redaction import (
     REDACTED,
     ChunkMasker,
     RedactingFilter,
@@ -45,11 +50,6 @@ from streamflow.redaction import (
     secrets_in,
     with_secrets,
 )
-from streamflow.runtime import run
-from streamflow.sinks.recorder import Recorder
-from streamflow.sources import from_bytes
-from streamflow.sources._http_errors import status_error, transport_error
-from streamflow.tools import ToolRegistry
 
 KEY = "canary7f3a9c2e41d84b6f5a0eQ"
 """A key of no known shape: only the credential list and the known values mask it."""
@@ -62,8 +62,8 @@ def test_the_one_list_holds_every_request_sides_header_and_parameter() -> None:
 
 
 SIDE = '''
-from streamflow.dialects.openai_chat import request as chat
-from streamflow.dialects.request_base import RequestSide
+from streamflow.wire.dialects.openai_chat import request as chat
+from streamflow.wire.dialects.request_base import RequestSide
 
 REQUEST = RequestSide(
     name="throwaway", build=chat.build, path="/chat", credential="x-throwaway-key",
@@ -279,7 +279,7 @@ def test_a_provider_subclass_of_its_own_leaves_the_key_out() -> None:
 
 def test_the_gateways_upstream_and_the_demos_plan_show_no_key() -> None:
     pytest.importorskip("starlette")
-    from streamflow.gateway import Upstream
+    from streamflow.servers.gateway import Upstream
 
     upstream = Upstream(f"https://h.test?key={KEY}", "anthropic", api_key=KEY,
                         headers={"x-api-key": KEY, "x-extra": "1"})
@@ -293,7 +293,7 @@ def test_the_gateways_upstream_and_the_demos_plan_show_no_key() -> None:
 
 def test_a_started_answers_resume_token_is_not_shown() -> None:
     pytest.importorskip("starlette")
-    from streamflow.web._resume_access import Started
+    from streamflow.servers.web._resume_access import Started
 
     assert repr(Started("c1", "sf:c1:1", KEY)) == (
         "Started(chat_id='c1', key='sf:c1:1', token='<redacted>')")
@@ -306,7 +306,8 @@ def test_a_started_answers_resume_token_is_not_shown() -> None:
 
 
 def record(msg: str, *args: object, **extra: object) -> logging.LogRecord:
-    out = logging.LogRecord("streamflow.gateway", logging.WARNING, __file__, 1, msg, args, None)
+    out = logging.LogRecord("streamflow.servers.gateway", logging.WARNING, __file__, 1, msg, args,
+                            None)
     out.__dict__.update(extra)
     return out
 
@@ -334,7 +335,7 @@ def test_the_gateway_commands_log_handlers_mask_every_line() -> None:
     from streamflow.cli.gateway import _log_config
 
     config = _log_config("info")
-    assert config["filters"]["redact"]["()"] == "streamflow.redaction.RedactingFilter"
+    assert config["filters"]["redact"]["()"] == "streamflow.wire.redaction.RedactingFilter"
     assert all("redact" in handler["filters"] for handler in config["handlers"].values())
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)

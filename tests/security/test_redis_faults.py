@@ -32,14 +32,14 @@ from realredis import (
 )
 
 import streamflow
-from streamflow._redis.link import RedisLink
-from streamflow._redis.streams import entry_key, read_batches
-from streamflow._redis.tailer import Tailer
-from streamflow.errors import LimitExceededError, ProtocolError
-from streamflow.events import UniEvent
-from streamflow.sinks import AsyncSink, RedisStreamSink
-from streamflow.sources import from_async_iterable, from_bytes, from_redis
-from streamflow.web.resume import ResumableStreams
+from streamflow.core.errors import LimitExceededError, ProtocolError
+from streamflow.core.events import UniEvent
+from streamflow.reactive._redis.link import RedisLink
+from streamflow.reactive._redis.streams import entry_key, read_batches
+from streamflow.reactive._redis.tailer import Tailer
+from streamflow.reactive.sinks import AsyncSink, RedisStreamSink
+from streamflow.reactive.sources import from_async_iterable, from_bytes, from_redis
+from streamflow.servers.web.resume import ResumableStreams
 
 __all__ = ["own_redis", "redis_server", "redis_url"]
 

@@ -15,9 +15,9 @@ from gateway_parts import ROUTES, VALID, enveloped, in_process
 from hostile import HOLD, Counting, HostileUpstream, serve
 
 pytest.importorskip("starlette", reason="the gateway extra is not installed")
-from streamflow.gateway import create_app
-from streamflow.gateway.limits import GatewayLimits
-from streamflow.gateway.server import ServerLimits, server_config
+from streamflow.servers.gateway import create_app
+from streamflow.servers.gateway.limits import GatewayLimits
+from streamflow.servers.gateway.server import ServerLimits, server_config
 
 pytestmark = pytest.mark.anyio
 MIB = 1024 * 1024

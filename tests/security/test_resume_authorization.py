@@ -1,6 +1,6 @@
 """Resume under hostile clients: chat ids, resume tokens, the authorize hook, live-stream caps.
 
-Attacks on ``streamflow.web.resume`` (see docs/SECURITY.md, "Resume"): ids that are
+Attacks on ``streamflow.servers.web.resume`` (see docs/SECURITY.md, "Resume"): ids that are
 not ids, guessed ids (reading or taking over someone's answer), and one client
 starting streams without end. The app is driven over HTTP through httpx's ASGI
 transport (asyncio and trio) against a real redis-server; the example app's
@@ -33,14 +33,14 @@ from realredis import (
 from starlette.requests import Request
 
 import streamflow
-from streamflow.sources import from_async_iterable, from_bytes
-from streamflow.web.resume import ResumableStreams, ResumeRefused
+from streamflow.reactive.sources import from_async_iterable, from_bytes
+from streamflow.servers.web.resume import ResumableStreams, ResumeRefused
 
 __all__ = ["redis_server", "redis_url"]
 
 pytestmark = pytest.mark.anyio
 
-BODY = (files("streamflow.demo") / "recordings" / "anthropic-turn1.sse").read_bytes()
+BODY = (files("streamflow.wire.recordings") / "anthropic-turn1.sse").read_bytes()
 DIRECT = streamflow.assemble(BODY)
 HOSTILE_IDS = ["a:b", "*", "chat*", "a\nb", "a\r\nb", "a\x00b", "a%00b", "x" * 129,
                "x" * 10_000, "ü", "a b", "a..b", "a.b", "{a}", "a'b"]
@@ -58,7 +58,7 @@ def path(chat_id: str) -> str:
 
 async def all_redis(url: str) -> dict[str, Any]:
     """Every key in Redis with its value (strings and streams), for leak checks."""
-    from streamflow._redis.streams import RedisLink
+    from streamflow.reactive._redis.streams import RedisLink
 
     link = RedisLink(url)
     try:

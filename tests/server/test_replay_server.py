@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamflow.server import ReplayServer, Route, split_odd
+from streamflow.servers.replay import ReplayServer, Route, split_odd
 
 pytestmark = pytest.mark.anyio
 BODY = b"event: ping\ndata: {\"type\": \"ping\"}\n\n" * 40

@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 import streamflow
-from streamflow.sinks import AsyncSink, SinkError
-from streamflow.sources import from_bytes
+from streamflow.reactive.sinks import AsyncSink, SinkError
+from streamflow.reactive.sources import from_bytes
 
 pytestmark = pytest.mark.anyio
 

@@ -8,13 +8,13 @@ import logging
 import pytest
 import reactivex
 
-from streamflow.dialects.base import Emitter
-from streamflow.errors import CancelledStreamError, ProviderError
-from streamflow.events import UniEvent, Usage
-from streamflow.operators.on_error import StreamFailure, StreamRestart
-from streamflow.runtime import run
-from streamflow.sinks.log import LogSink
-from streamflow.sources import from_iterable
+from streamflow.app.runtime import run
+from streamflow.core.errors import CancelledStreamError, ProviderError
+from streamflow.core.events import UniEvent, Usage
+from streamflow.reactive.operators.on_error import StreamFailure, StreamRestart
+from streamflow.reactive.sinks.log import LogSink
+from streamflow.reactive.sources import from_iterable
+from streamflow.wire.dialects.base import Emitter
 
 LOGGER = "streamflow.test"
 

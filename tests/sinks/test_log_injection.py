@@ -17,13 +17,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from streamflow.dialects.base import Emitter
-from streamflow.errors import ProviderError
-from streamflow.events import UniEvent, Usage
-from streamflow.sinks import semconv as sc
-from streamflow.sinks.log import LogSink
-from streamflow.sinks.otel import OtelSink
-from streamflow.sinks.sanitize import escape_controls
+from streamflow.core.errors import ProviderError
+from streamflow.core.events import UniEvent, Usage
+from streamflow.reactive.sinks import semconv as sc
+from streamflow.reactive.sinks.log import LogSink
+from streamflow.reactive.sinks.otel import OtelSink
+from streamflow.reactive.sinks.sanitize import escape_controls
+from streamflow.wire.dialects.base import Emitter
 
 ESCAPES = {
     "newline forging a record": "m\nINFO auth user=admin login ok",

@@ -17,14 +17,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 )
 from opentelemetry.trace import SpanKind, StatusCode
 
-from streamflow.dialects.base import Emitter
-from streamflow.errors import CancelledStreamError, ProviderError
-from streamflow.events import UniEvent, Usage
-from streamflow.operators.on_error import StreamRestart
-from streamflow.runtime import run
-from streamflow.sinks import semconv as sc
-from streamflow.sinks.otel import OtelSink
-from streamflow.sources import from_iterable
+from streamflow.app.runtime import run
+from streamflow.core.errors import CancelledStreamError, ProviderError
+from streamflow.core.events import UniEvent, Usage
+from streamflow.reactive.operators.on_error import StreamRestart
+from streamflow.reactive.sinks import semconv as sc
+from streamflow.reactive.sinks.otel import OtelSink
+from streamflow.reactive.sources import from_iterable
+from streamflow.wire.dialects.base import Emitter
 
 
 @pytest.fixture

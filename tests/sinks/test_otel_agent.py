@@ -19,15 +19,15 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from streamflow.agent import Agent, http_sender
-from streamflow.dialects._emitter import Emitter
-from streamflow.encoding import encode
-from streamflow.events import Usage
-from streamflow.providers import make_provider
-from streamflow.server import ReplayServer, Route
-from streamflow.sinks import semconv as sc
-from streamflow.sinks.otel_agent import AgentTelemetry
-from streamflow.tools import ToolRegistry
+from streamflow.app.agent import Agent, http_sender
+from streamflow.app.providers import make_provider
+from streamflow.app.tools import ToolRegistry
+from streamflow.core.events import Usage
+from streamflow.reactive.sinks import semconv as sc
+from streamflow.reactive.sinks.otel_agent import AgentTelemetry
+from streamflow.servers.replay import ReplayServer, Route
+from streamflow.wire.dialects._emitter import Emitter
+from streamflow.wire.encoding import encode
 
 pytestmark = pytest.mark.anyio
 

@@ -15,11 +15,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from streamflow.dialects.base import Emitter
-from streamflow.errors import ProviderError
-from streamflow.events import UniEvent, Usage
-from streamflow.sinks import semconv as sc
-from streamflow.sinks.otel import OtelSink
+from streamflow.core.errors import ProviderError
+from streamflow.core.events import UniEvent, Usage
+from streamflow.reactive.sinks import semconv as sc
+from streamflow.reactive.sinks.otel import OtelSink
+from streamflow.wire.dialects.base import Emitter
 
 
 @pytest.fixture

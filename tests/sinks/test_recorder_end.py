@@ -9,10 +9,10 @@ from realdata import DATA
 
 import streamflow
 from streamflow import CancelledStreamError, Limits, StreamTimeoutError
-from streamflow.operators import pipeline
-from streamflow.sinks.recorder import Recorder, read_recording
-from streamflow.sources import scope
-from streamflow.sources.replay import ReplaySource, split_body
+from streamflow.reactive.operators import pipeline
+from streamflow.reactive.sinks.recorder import Recorder, read_recording
+from streamflow.reactive.sources import scope
+from streamflow.reactive.sources.replay import ReplaySource, split_body
 
 pytestmark = pytest.mark.anyio
 BODY = (DATA / "sinks" / "tool_turn.sse").read_bytes()
@@ -20,7 +20,7 @@ TIMELINE = [(i * 0.01, piece) for i, piece in enumerate(split_body(BODY))]
 
 
 def source(**kwargs: object) -> ReplaySource:
-    from streamflow.recording import Recording
+    from streamflow.core.recording import Recording
 
     return ReplaySource(Recording(header={"dialect": "anthropic"}, chunks=TIMELINE),
                         **kwargs)  # type: ignore[arg-type]

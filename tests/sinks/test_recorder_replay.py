@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 from realdata import DATA, real_body
 
 import streamflow
-from streamflow.errors import IncompleteStreamError
-from streamflow.events import UniEvent
-from streamflow.operators.on_error import StreamRestart
-from streamflow.runtime import run, run_sync
-from streamflow.sinks.recorder import Recorder, Recording, is_recording, read_recording
-from streamflow.sources import from_async_iterable, from_iterable
-from streamflow.sources.replay import (
+from streamflow.app.runtime import run, run_sync
+from streamflow.core.errors import IncompleteStreamError
+from streamflow.core.events import UniEvent
+from streamflow.reactive.operators.on_error import StreamRestart
+from streamflow.reactive.sinks.recorder import Recorder, Recording, is_recording, read_recording
+from streamflow.reactive.sources import from_async_iterable, from_iterable
+from streamflow.reactive.sources.replay import (
     ReplaySource,
     load_timeline,
     replay_async,

@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 from realdata import DATA
 from rich.console import Console
 
-from streamflow.dialects.base import Emitter
-from streamflow.errors import CancelledStreamError, ProviderError
-from streamflow.events import InlineDataItem, UniEvent, Usage
-from streamflow.runtime import run
-from streamflow.sinks._render_markdown import BlockSplitter
-from streamflow.sinks.render import RenderSink
-from streamflow.sources.replay import ReplaySource
+from streamflow.app.runtime import run
+from streamflow.core.errors import CancelledStreamError, ProviderError
+from streamflow.core.events import InlineDataItem, UniEvent, Usage
+from streamflow.reactive.sinks._render_markdown import BlockSplitter
+from streamflow.reactive.sinks.render import RenderSink
+from streamflow.reactive.sources.replay import ReplaySource
+from streamflow.wire.dialects.base import Emitter
 
 HOSTILE = ("Hello \x1b[2Jworld, \x1b]8;;https://evil.example\x1b\\click me\x1b]8;;\x1b\\ "
            "then \x1b]52;c;ZXZpbA==\x07copy and [link=https://evil.example]x[/link] "

@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamflow.sinks.sanitize import StreamSanitizer, has_unsafe, sanitize
+from streamflow.reactive.sinks.sanitize import StreamSanitizer, has_unsafe, sanitize
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 FORBIDDEN = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}]")

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamflow import StreamDecoder, ToolCallItem, UniEvent
-from streamflow.sinks.tools import ToolDispatcher, ToolDispatchSink
-from streamflow.tools import ToolRegistry
+from streamflow.app.tools import ToolRegistry
+from streamflow.app.tools.dispatch import ToolDispatcher, ToolDispatchSink
 
 pytestmark = pytest.mark.anyio
 
@@ -331,7 +331,7 @@ async def test_eager_calls_already_started_finish_when_the_stream_fails() -> Non
 
 
 async def test_a_restarted_stream_forgets_the_calls_of_the_failed_attempt() -> None:
-    from streamflow.operators.on_error import StreamRestart
+    from streamflow.reactive.operators.on_error import StreamRestart
 
     events = events_of(anthropic_body([("t1", "weather", '{"city": "Lisbon"}')]))
     sink = ToolDispatchSink(ToolRegistry([weather]))

@@ -14,8 +14,8 @@ import pytest
 import streamflow
 from streamflow.cli.bundled import resolve_path
 from streamflow.demo import recording, recording_names, resolve_recording
-from streamflow.sources import ReplaySource, from_file
-from streamflow.sources.replay import load_timeline, replay_sync
+from streamflow.reactive.sources import ReplaySource, from_file
+from streamflow.reactive.sources.replay import load_timeline, replay_sync
 
 NAME = "anthropic-turn1.sse"
 BUNDLED = recording("anthropic", 1)

@@ -19,7 +19,7 @@ from anyio.abc import SocketStream
 
 import streamflow
 from streamflow import HTTPStatusError, Limits, StreamTimeoutError, TransportError
-from streamflow.sources import from_httpx
+from streamflow.reactive.sources import from_httpx
 
 pytestmark = pytest.mark.anyio
 Handler = Callable[[SocketStream], Awaitable[None]]
@@ -143,7 +143,7 @@ async def test_connect_that_never_completes_is_a_connect_timeout() -> None:
 
 
 def test_connect_timeout_default_applies_when_the_client_sets_none() -> None:
-    from streamflow.sources.http import CONNECT_TIMEOUT, _request
+    from streamflow.reactive.sources.http import CONNECT_TIMEOUT, _request
 
     request = httpx.Client(timeout=None).build_request("GET", "http://127.0.0.1:9/")
     timeout = _request(request, 3.0).extensions["timeout"]

@@ -12,8 +12,8 @@ from realdata import DATA
 
 import streamflow
 from streamflow import Limits, StreamTimeoutError
-from streamflow.recording import read_recording
-from streamflow.sources.replay import ReplaySource, replay_sync, schedule
+from streamflow.core.recording import read_recording
+from streamflow.reactive.sources.replay import ReplaySource, replay_sync, schedule
 
 BODY = (DATA / "sinks" / "tool_turn.sse").read_bytes()
 EVENTS = BODY.split(b"\n\n")

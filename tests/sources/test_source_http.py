@@ -17,9 +17,9 @@ from streamflow import (
     StreamTimeoutError,
     TransportError,
 )
-from streamflow.operators import pipeline
-from streamflow.server import ReplayServer, Route
-from streamflow.sources import from_httpx, scope
+from streamflow.reactive.operators import pipeline
+from streamflow.reactive.sources import from_httpx, scope
+from streamflow.servers.replay import ReplayServer, Route
 
 pytestmark = pytest.mark.anyio
 DATA = Path(__file__).resolve().parents[1] / "data" / "reactive"

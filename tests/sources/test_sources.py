@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import streamflow
 from streamflow import HTTPStatusError, TransportError
-from streamflow.operators import pipeline
-from streamflow.sources import (
+from streamflow.reactive.operators import pipeline
+from streamflow.reactive.sources import (
     NoScopeError,
     from_async_iterable,
     from_bytes,

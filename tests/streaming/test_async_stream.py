@@ -13,10 +13,10 @@ import pytest
 
 import streamflow
 from streamflow import CancelledStreamError, ProviderError, SinkError, UniEvent
-from streamflow.operators import pipeline
-from streamflow.server import ReplayServer, Route
-from streamflow.sinks import AsyncSink, BaseSink
-from streamflow.sources import from_bytes, from_httpx
+from streamflow.reactive.operators import pipeline
+from streamflow.reactive.sinks import AsyncSink, BaseSink
+from streamflow.reactive.sources import from_bytes, from_httpx
+from streamflow.servers.replay import ReplayServer, Route
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "reactive"
 TURN = (DATA / "turn.sse").read_bytes()

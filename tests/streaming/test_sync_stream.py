@@ -14,9 +14,9 @@ import pytest
 
 import streamflow
 from streamflow import CancelledStreamError, ProviderError, SinkError
-from streamflow.operators import pipeline
-from streamflow.sinks import AsyncSink, BaseSink
-from streamflow.sources import ReplaySource, from_bytes, from_file, from_httpx
+from streamflow.reactive.operators import pipeline
+from streamflow.reactive.sinks import AsyncSink, BaseSink
+from streamflow.reactive.sources import ReplaySource, from_bytes, from_file, from_httpx
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "reactive"
 TURN = (DATA / "turn.sse").read_bytes()

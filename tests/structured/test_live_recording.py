@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict
 
 import streamflow
-from streamflow.structured.snapshots import _covers
-from streamflow.structured.updates import plain
+from streamflow.core.structured.snapshots import _covers
+from streamflow.core.structured.updates import plain
 
 LIVE = Path(__file__).resolve().parents[1] / "data" / "live"
 BODY = (LIVE / "chat_schema.sse").read_bytes()

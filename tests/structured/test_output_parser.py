@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from streamflow.errors import LimitExceededError, OutputValidationError
-from streamflow.events import TextItem, ToolCallItem, UniEvent
-from streamflow.message import Message
-from streamflow.structured import OutputParser, json_text, partial_type
-from streamflow.structured.snapshots import _covers
+from streamflow.core.errors import LimitExceededError, OutputValidationError
+from streamflow.core.events import TextItem, ToolCallItem, UniEvent
+from streamflow.core.message import Message
+from streamflow.core.structured import OutputParser, json_text, partial_type
+from streamflow.core.structured.snapshots import _covers
 
 
 class Place(BaseModel):

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 import streamflow
-from streamflow.dialects import get_encoder
-from streamflow.errors import IncompleteStreamError, OutputValidationError
-from streamflow.events import TextItem, ToolCallItem, UniEvent, Usage
-from streamflow.structured.snapshots import _covers
-from streamflow.structured.updates import plain
+from streamflow.core.errors import IncompleteStreamError, OutputValidationError
+from streamflow.core.events import TextItem, ToolCallItem, UniEvent, Usage
+from streamflow.core.structured.snapshots import _covers
+from streamflow.core.structured.updates import plain
+from streamflow.wire.dialects import get_encoder
 
 DIALECTS = ["anthropic", "openai-chat", "openai-responses", "gemini", "ollama", "uni"]
 

@@ -7,8 +7,8 @@ from typing import Any, Literal
 import reactivex
 
 from streamflow import ToolRegistry
-from streamflow.events import TextItem, ToolCallItem, UniEvent
-from streamflow.operators import ToolCallState, accumulate_json
+from streamflow.core.events import TextItem, ToolCallItem, UniEvent
+from streamflow.reactive.operators import ToolCallState, accumulate_json
 
 tools = ToolRegistry()
 

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 from pydantic_core import to_json
 
-from streamflow.events import TextItem, UniEvent
-from streamflow.structured import OutputParser
-from streamflow.structured.updates import OutputUpdates, json_patch
+from streamflow.core.events import TextItem, UniEvent
+from streamflow.core.structured import OutputParser
+from streamflow.core.structured.updates import OutputUpdates, json_patch
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),

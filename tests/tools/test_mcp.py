@@ -20,14 +20,22 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_server import PIXEL, serve_http
 
-from streamflow.agent import Agent, http_sender
-from streamflow.dialects._emitter import Emitter
-from streamflow.encoding import encode
-from streamflow.events import InlineDataItem, TextItem, ToolCallItem
-from streamflow.providers import make_provider
-from streamflow.server import ReplayServer, Route
-from streamflow.sinks.tools import ToolDispatcher
-from streamflow.tools import MCPTool, MCPToolError, ToolContent, ToolRegistry, mcp_http, mcp_stdio
+from streamflow.app.agent import Agent, http_sender
+from streamflow.app.providers import make_provider
+from streamflow.app.tools import (
+    MCPTool,
+    MCPToolError,
+    ToolContent,
+    ToolRegistry,
+    from_mcp,
+    mcp_http,
+    mcp_stdio,
+)
+from streamflow.app.tools.dispatch import ToolDispatcher
+from streamflow.core.events import InlineDataItem, TextItem, ToolCallItem
+from streamflow.servers.replay import ReplayServer, Route
+from streamflow.wire.dialects._emitter import Emitter
+from streamflow.wire.encoding import encode
 
 pytestmark = pytest.mark.anyio
 
@@ -117,7 +125,7 @@ async def test_from_mcp_takes_an_existing_session_with_a_prefix() -> None:
         async with stdio_client(SERVER, errlog=quiet) as (read, write), \
                 ClientSession(read, write) as session:
             await session.initialize()
-            tools = await ToolRegistry.from_mcp(session, prefix="weather.")
+            tools = await from_mcp(session, prefix="weather.")
             (result,) = await ToolDispatcher(tools).run([call("weather_echo", {"text": "x"})])
     assert tools.names == [f"weather_{n}" for n in NAMES]  # "." is no provider's name char
     assert tools.get("weather_echo").server_name == "echo"  # type: ignore[union-attr]

@@ -33,12 +33,12 @@ from mcp.types import Tool as MCPSpec
 from pydantic import BaseModel
 
 from streamflow import SchemaRefusedError, ToolCallItem
-from streamflow._json_schema import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, checked_schema
-from streamflow.errors import OutputValidationError
-from streamflow.events import TextItem, UniEvent
-from streamflow.sinks.tools import ToolDispatcher
-from streamflow.structured import OutputParser
-from streamflow.tools import MCPTool, Tool, ToolRegistry, from_mcp, mcp_stdio, prepare_call
+from streamflow.app.tools import MCPTool, Tool, ToolRegistry, from_mcp, mcp_stdio, prepare_call
+from streamflow.app.tools.dispatch import ToolDispatcher
+from streamflow.core._json_schema import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, checked_schema
+from streamflow.core.errors import OutputValidationError
+from streamflow.core.events import TextItem, UniEvent
+from streamflow.core.structured import OutputParser
 
 SERVER_SCRIPT = str(Path(__file__).with_name("mcp_server.py"))
 

@@ -11,12 +11,12 @@ import httpx
 import pytest
 from agent_turns import turn
 
-from streamflow.agent import Agent, http_sender
-from streamflow.events import ToolCallItem
-from streamflow.providers import make_provider
-from streamflow.server import ReplayServer
-from streamflow.sinks.tools import ToolDispatcher
-from streamflow.tools import Progress, ToolRegistry
+from streamflow.app.agent import Agent, http_sender
+from streamflow.app.providers import make_provider
+from streamflow.app.tools import Progress, ToolRegistry
+from streamflow.app.tools.dispatch import ToolDispatcher
+from streamflow.core.events import ToolCallItem
+from streamflow.servers.replay import ReplayServer
 
 pytestmark = pytest.mark.anyio
 

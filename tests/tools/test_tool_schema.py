@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from streamflow import ToolCallItem
-from streamflow.tools import ToolRegistry, ToolResult, prepare_call, tool_from_function
+from streamflow.app.tools import ToolRegistry, ToolResult, prepare_call, tool_from_function
 
 
 def weather(city: str, unit: Literal["celsius", "fahrenheit"] = "celsius") -> dict[str, Any]:

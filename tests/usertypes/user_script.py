@@ -7,17 +7,17 @@ import anyio
 import httpx
 
 import streamflow
-import streamflow.sinks
-from streamflow.agent import AgentResult, http_sender
-from streamflow.operators import pipeline
-from streamflow.providers.anthropic import AnthropicProvider
-from streamflow.sources import ReplaySource, from_bytes, from_httpx
-from streamflow.streaming import BlockStream
+import streamflow.reactive.sinks
+from streamflow.app.agent import AgentResult, http_sender
+from streamflow.app.providers.anthropic import AnthropicProvider
+from streamflow.app.streaming import BlockStream
+from streamflow.reactive.operators import pipeline
+from streamflow.reactive.sources import ReplaySource, from_bytes, from_httpx
 
 tools = streamflow.ToolRegistry()
 
 
-class CountingSink(streamflow.sinks.BaseSink):
+class CountingSink(streamflow.reactive.sinks.BaseSink):
     """A user's own sink: counts events."""
 
     def __init__(self) -> None:

@@ -13,11 +13,11 @@ from typing import Any
 
 from realdata import DATA, REAL
 
-from streamflow.decoder import StreamDecoder
-from streamflow.dialects import get_encoder
-from streamflow.errors import StreamflowError
-from streamflow.events import UniEvent
-from streamflow.message import Assembler, Message
+from streamflow.core.errors import StreamflowError
+from streamflow.core.events import UniEvent
+from streamflow.core.message import Assembler, Message
+from streamflow.wire.decoder import StreamDecoder
+from streamflow.wire.dialects import get_encoder
 
 
 @dataclass

@@ -19,14 +19,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route as HTTPRoute
 
-from streamflow.agent import Agent, http_sender
+from streamflow.app.agent import Agent, http_sender
+from streamflow.app.providers import make_provider
+from streamflow.app.tools import ToolResult
 from streamflow.demo import DEMO_PROMPT
 from streamflow.demo.server import DemoServer
 from streamflow.demo.tools import demo_tools
-from streamflow.providers import make_provider
-from streamflow.server import ReplayServer, Route
-from streamflow.tools import ToolResult
-from streamflow.web import Answer, ag_ui_response, agent_run, ui_message_stream_response
+from streamflow.servers.replay import ReplayServer, Route
+from streamflow.servers.web import Answer, ag_ui_response, agent_run, ui_message_stream_response
 
 pytestmark = pytest.mark.anyio
 

@@ -30,13 +30,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route as HTTPRoute
 
-from streamflow.agent import Agent, http_sender
-from streamflow.dialects._emitter import Emitter
-from streamflow.encoding import encode
-from streamflow.providers import make_provider
-from streamflow.server import ReplayServer, Route
-from streamflow.tools import mcp_stdio
-from streamflow.web import ag_ui_response, agent_run, ui_message_stream_response
+from streamflow.app.agent import Agent, http_sender
+from streamflow.app.providers import make_provider
+from streamflow.app.tools import mcp_stdio
+from streamflow.servers.replay import ReplayServer, Route
+from streamflow.servers.web import ag_ui_response, agent_run, ui_message_stream_response
+from streamflow.wire.dialects._emitter import Emitter
+from streamflow.wire.encoding import encode
 
 pytestmark = pytest.mark.anyio
 

@@ -28,9 +28,9 @@ import pytest
 from parts import program
 from realdata import DATA, ROOT
 
-from streamflow.decoder import assemble
 from streamflow.demo import recording
-from streamflow.server import ReplayServer, Route
+from streamflow.servers.replay import ReplayServer, Route
+from streamflow.wire.decoder import assemble
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]

@@ -15,7 +15,7 @@ from realdata import ROOT
 from security.hostile import serve_sync
 from test_responses import TOOL_TURN
 
-from streamflow.server import ReplayServer, Route
+from streamflow.servers.replay import ReplayServer, Route
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ from security.hostile import serve_sync
 from test_chat_app import load_app, text_turn, user
 
 from streamflow.demo.server import event_chunks
-from streamflow.server import ReplayServer, Route
+from streamflow.servers.replay import ReplayServer, Route
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(
     shutil.which("redis-server") is None, reason="needs Debian's redis-server")]

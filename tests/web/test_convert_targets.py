@@ -8,7 +8,7 @@ from realdata import DATA
 
 import streamflow
 from streamflow.cli.main import main
-from streamflow.decoder import StreamDecoder
+from streamflow.wire.decoder import StreamDecoder
 
 TURN = DATA / "cli" / "anthropic_tool_turn.sse"
 

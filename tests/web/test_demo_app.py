@@ -12,10 +12,10 @@ from security.hostile import serve_sync
 
 from streamflow.cli import demo as demo_cli
 from streamflow.demo import DEMO_PROMPT
+from streamflow.demo._web import demo_app
 from streamflow.demo.plan import Plan
 from streamflow.demo.session import DemoOptions
-from streamflow.server import ReplayServer, Route
-from streamflow.web._demo import demo_app
+from streamflow.servers.replay import ReplayServer, Route
 
 pytestmark = pytest.mark.anyio
 

@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from streamflow.errors import ProtocolError
-from streamflow.events import (
+from streamflow.core.errors import ProtocolError
+from streamflow.core.events import (
     InlineDataItem,
     InlineThinkingItem,
     TextItem,
     ThinkingItem,
     ToolCallItem,
 )
-from streamflow.providers.request import ToolResultPart
-from streamflow.web import from_run_agent_input, from_ui_messages
+from streamflow.core.requests import ToolResultPart
+from streamflow.servers.web import from_run_agent_input, from_ui_messages
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
 REDACTED = base64.b64encode(b"opaque-bytes").decode()

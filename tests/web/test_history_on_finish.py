@@ -15,8 +15,8 @@ from security.hostile import serve_sync
 from test_responses import TOOL_TURN, proxy_app
 
 from streamflow.demo.server import event_chunks
-from streamflow.server import ReplayServer, Route
-from streamflow.web import (
+from streamflow.servers.replay import ReplayServer, Route
+from streamflow.servers.web import (
     Answer,
     ag_ui_response,
     from_ui_messages,

@@ -16,17 +16,17 @@ from test_history import HISTORY
 from test_history_on_finish import recorded_blocks
 from test_responses import TOOL_TURN
 
-from streamflow.decoder import StreamDecoder
-from streamflow.events import (
+from streamflow.core.events import (
     InlineDataItem,
     InlineThinkingItem,
     TextItem,
     ThinkingItem,
     ToolCallItem,
 )
-from streamflow.providers.request import ToolResultPart, Turn
-from streamflow.targets.vercel_ui.encode import VercelUIEncoder
-from streamflow.web import from_ui_messages
+from streamflow.core.requests import ToolResultPart, Turn
+from streamflow.servers.web import from_ui_messages
+from streamflow.wire.decoder import StreamDecoder
+from streamflow.wire.targets.vercel_ui.encode import VercelUIEncoder
 
 CORPUS: list[dict[str, Any]] = [
     {"name": "every-part-type", "messages": HISTORY},

@@ -14,10 +14,10 @@ from realdata import DATA
 from realredis import redis_server, redis_url  # noqa: F401 - fixtures
 
 import streamflow
-from streamflow.errors import CancelledStreamError
-from streamflow.sources import from_async_iterable, from_redis
-from streamflow.web import Answer
-from streamflow.web.resume import ResumableStreams
+from streamflow.core.errors import CancelledStreamError
+from streamflow.reactive.sources import from_async_iterable, from_redis
+from streamflow.servers.web import Answer
+from streamflow.servers.web.resume import ResumableStreams
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(
     shutil.which("redis-server") is None, reason="needs Debian's redis-server")]

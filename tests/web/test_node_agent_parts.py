@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from streamflow.dialects import get_encoder
-from streamflow.dialects._emitter import Emitter
-from streamflow.events import ToolCallItem, Usage
-from streamflow.tools import ToolResult
+from streamflow.app.tools import ToolResult
+from streamflow.core.events import ToolCallItem, Usage
+from streamflow.wire.dialects import get_encoder
+from streamflow.wire.dialects._emitter import Emitter
 
 CALLS = [ToolCallItem("tool_call.done", "get_weather", "call_w", {"city": "Lisbon"}),
          ToolCallItem("tool_call.done", "delete_files", "call_d", {"path": "/tmp/x"}),

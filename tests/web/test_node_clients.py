@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 from cases import Encoded, case_name, encode_recording, recordings
 
-from streamflow.decoder import StreamDecoder, assemble
+from streamflow.app.tools import ToolResult
+from streamflow.core.events import InlineThinkingItem, TextItem, ThinkingItem, ToolCallItem
+from streamflow.core.message import Message
 from streamflow.demo import recording
 from streamflow.demo.tools import get_weather
-from streamflow.dialects import get_encoder
-from streamflow.events import InlineThinkingItem, TextItem, ThinkingItem, ToolCallItem
-from streamflow.message import Message
-from streamflow.tools import ToolResult
+from streamflow.wire.decoder import StreamDecoder, assemble
+from streamflow.wire.dialects import get_encoder
 
 BROKEN_VERCEL = 'data: {"type":"start"}\n\ndata: {"type":"text-delta","id":"t","delta":"x"}\n\n'
 BROKEN_AGUI = ('data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'

@@ -20,13 +20,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route as HTTPRoute
 
-from streamflow.decoder import StreamDecoder
 from streamflow.demo.server import event_chunks
-from streamflow.server import ReplayServer, Route
-from streamflow.sources import from_httpx
-from streamflow.targets.ag_ui.encode import AGUIEncoder
-from streamflow.targets.vercel_ui.encode import VercelUIEncoder
-from streamflow.web import ag_ui_response, ui_message_stream_response
+from streamflow.reactive.sources import from_httpx
+from streamflow.servers.replay import ReplayServer, Route
+from streamflow.servers.web import ag_ui_response, ui_message_stream_response
+from streamflow.wire.decoder import StreamDecoder
+from streamflow.wire.targets.ag_ui.encode import AGUIEncoder
+from streamflow.wire.targets.vercel_ui.encode import VercelUIEncoder
 
 pytestmark = pytest.mark.anyio
 TOOL_TURN = DATA / "cli" / "anthropic_tool_turn.sse"

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from streamflow.dialects import get_encoder
-from streamflow.structured.snapshots import _covers
+from streamflow.core.structured.snapshots import _covers
+from streamflow.wire.dialects import get_encoder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "structured"))
 import itertools

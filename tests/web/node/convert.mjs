@@ -1,4 +1,4 @@
-// The AI SDK's own convertToModelMessages as the oracle of streamflow.web.from_ui_messages:
+// The AI SDK's own convertToModelMessages as the oracle of streamflow.servers.web.from_ui_messages:
 // reads a JSON file [{name, messages}] (UIMessage[] histories), prints [{name, v5, latest}]:
 // the model messages of `ai` (v5) and of `ai-latest` (the current major; null when absent).
 import { readFileSync } from "node:fs";

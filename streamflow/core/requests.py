@@ -1,0 +1,177 @@
+"""The neutral request model: one chat request, whatever API it is written for.
+
+Each dialect with a request side has a parser (``parse(body) -> ChatRequest``) and a
+builder (``build(request) -> dict``) in its ``dialects/<name>/request.py``, reached
+through ``streamflow.wire.dialects.get_request(name)``; a translating gateway is
+``build_X(parse_Y(body))``, refusing what X cannot carry (``RequestSide.unsupported``).
+
+The parts of a turn are the UniEvent ``.done`` items themselves (``TextItem``,
+``ThinkingItem``, ``ToolCallItem``, ``InlineThinkingItem``, ``InlineDataItem``)
+plus :class:`ToolResultPart`, so an assembled :class:`~streamflow.core.message.Message`
+is an assistant turn as it is (``Turn.assistant(message)``), and each item's
+``fidelity`` keeps the shape the dialect's decoder gives it:
+
+* anthropic ``thinking`` -> ``ThinkingItem(fidelity={"signature": ...})``;
+  ``redacted_thinking`` -> ``InlineThinkingItem(data)``;
+* openai-chat ``reasoning_details`` -> ``ThinkingItem(fidelity={"reasoning_details":
+  [...], "signature"?})`` and one ``InlineThinkingItem(data, fidelity=<entry without
+  data>)`` per ``reasoning.encrypted`` entry; ``reasoning_content`` -> ``ThinkingItem``;
+* openai-responses ``reasoning`` item -> one ``ThinkingItem`` per summary part and an
+  ``InlineThinkingItem(data=<encrypted_content>, fidelity={"id": ...})``;
+* gemini ``thoughtSignature`` -> ``fidelity={"thought_signature": ...}`` on the part's item.
+
+A builder reads its own dialect's shape and, for a bare signature, the generic
+``fidelity["signature"]``; what its API cannot take back (an unsigned thinking
+block for Anthropic) is left out, as the API would refuse it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .events import (
+    EmbeddingItem,
+    InlineDataItem,
+    InlineThinkingItem,
+    JSONDict,
+    TextItem,
+    ThinkingItem,
+    ToolCallItem,
+)
+from .message import Message
+
+__all__ = ["ChatRequest", "Part", "Thinking", "ToolChoice", "ToolResultPart", "ToolSpec",
+           "Turn", "EFFORT_BUDGETS", "budget_of", "effort_of"]
+
+
+@dataclass(slots=True)
+class ToolResultPart:
+    """The result of tool call ``tool_call_id``: text, or text and image parts."""
+
+    tool_call_id: str
+    content: str | list[TextItem | InlineDataItem] = ""
+    is_error: bool = False
+    name: str = ""
+
+    @property
+    def text(self) -> str:
+        """The result's text (image parts left out)."""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(p.text for p in self.content if isinstance(p, TextItem))
+
+
+Part = TextItem | ThinkingItem | ToolCallItem | InlineThinkingItem | InlineDataItem | ToolResultPart
+"""One part of a turn (images are ``InlineDataItem``, a URL image has ``provider={"url"}``)."""
+
+
+@dataclass(slots=True)
+class Turn:
+    """One message of the conversation: ``user`` (text, images, tool results) or ``assistant``."""
+
+    role: Literal["user", "assistant"]
+    parts: list[Part] = field(default_factory=list)
+
+    @classmethod
+    def user(cls, text: str) -> Turn:
+        """A user turn of one text part."""
+        return cls("user", [TextItem("text.done", text)])
+
+    @classmethod
+    def assistant(cls, message: Message) -> Turn:
+        """An assembled message as the assistant turn to send back (of a message with
+        several choices, the first: ``message.choice(0)``)."""
+        return cls("assistant", [i for i in message.choice(0).items
+                                 if not isinstance(i, EmbeddingItem)])
+
+
+@dataclass(slots=True)
+class ToolSpec:
+    """A function tool: name, description and the JSON schema of its arguments."""
+
+    name: str
+    description: str = ""
+    parameters: JSONDict = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+@dataclass(slots=True)
+class ToolChoice:
+    """``auto``, ``none``, ``required`` (any tool) or ``tool`` (``name``); ``parallel`` calls."""
+
+    mode: Literal["auto", "none", "required", "tool"] = "auto"
+    name: str | None = None
+    parallel: bool | None = None
+
+
+@dataclass(slots=True)
+class Thinking:
+    """Reasoning asked for: a token ``budget`` and/or an ``effort`` (low/medium/high)."""
+
+    budget: int | None = None
+    effort: str | None = None
+
+
+EFFORT_BUDGETS: dict[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576}
+
+
+def budget_of(thinking: Thinking) -> int:
+    """The token budget of ``thinking`` (from its effort when it has none)."""
+    if thinking.budget is not None:
+        return thinking.budget
+    return EFFORT_BUDGETS.get(thinking.effort or "medium", EFFORT_BUDGETS["medium"])
+
+
+def effort_of(thinking: Thinking) -> str:
+    """The effort level of ``thinking`` (the nearest to its budget when it has none)."""
+    if thinking.effort:
+        return thinking.effort
+    budget = thinking.budget or EFFORT_BUDGETS["medium"]
+    for name in ("low", "medium"):
+        if budget <= EFFORT_BUDGETS[name]:
+            return name
+    return "high"
+
+
+@dataclass(slots=True)
+class ChatRequest:
+    """A chat request in no particular API's format (see the module doc).
+
+    ``options`` holds the neutral options with no field of their own (names of
+    ``dialects.request_base.NEUTRAL_OPTIONS``): ``response_format`` (``{"type":
+    "text" | "json_object"}`` or ``{"type": "json_schema", "name", "schema",
+    "strict"?, "description"?}``), ``seed``, ``top_k``, ``frequency_penalty``,
+    ``presence_penalty``, ``user``, ``metadata``, ``n``. ``asked`` maps each option
+    the client's body set (these, ``stop`` and ``parallel_tool_calls: false``) to its
+    name in the client's format, so a refusal names it. ``extra`` holds the top-level
+    fields of the source body the model has no place for, for a builder of the same
+    format to put back; ``source`` names the format it was parsed from.
+    """
+
+    model: str = ""
+    turns: list[Turn] = field(default_factory=list)
+    system: str | None = None
+    tools: list[ToolSpec] = field(default_factory=list)
+    tool_choice: ToolChoice | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: list[str] = field(default_factory=list)
+    stream: bool = True
+    include_usage: bool = False
+    thinking: Thinking | None = None
+    options: JSONDict = field(default_factory=dict)
+    asked: dict[str, str] = field(default_factory=dict)
+    extra: JSONDict = field(default_factory=dict)
+    source: str = ""
+
+    def ask(self, option: str, key: str, value: object) -> None:
+        """Record option ``option`` set to ``value`` by the client's field ``key``."""
+        if value is not None:
+            self.options[option] = value
+            self.asked[option] = key
+
+    def tool_names(self) -> dict[str, str]:
+        """Tool-call id -> tool name, from the assistant turns (Gemini's results need names)."""
+        return {p.tool_call_id: p.name for t in self.turns for p in t.parts
+                if isinstance(p, ToolCallItem)}

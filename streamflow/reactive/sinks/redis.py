@@ -1,0 +1,290 @@
+"""``RedisStreamSink``: a stream written to a Redis Stream, so any process can replay and tail it.
+
+::
+
+    async with RedisStreamSink("redis://127.0.0.1:6379", "answer:42", ttl=600) as sink:
+        await streamflow.run(source, sink)       # readers: streamflow.reactive.sources.from_redis
+
+Entries (see :mod:`streamflow.reactive._redis.streams`): a ``start`` entry when the sink
+starts, one ``event`` entry per UniEvent in the ``uni`` encoding, a ``beat`` entry
+whenever ``heartbeat`` seconds pass without a write while live, and the terminal
+``end`` entry -- the stop event, or the typed error (its partial message is the
+events before it, all in the stream, plus the partial's provider data that no event
+carried). Then the key expires after ``ttl`` seconds. Every ``XADD`` trims the
+stream to ``maxlen`` entries (exactly), so a runaway stream cannot grow without
+bound; while live, the expiry is renewed every ``heartbeat`` seconds, so the key of
+a producer that died (SIGKILL) still goes away.
+
+The sink names its entries ``<ms>-<n>`` (its clock at the start, then a count from
+0): readers tell a trimmed or lost entry from the ids alone, and a write that
+:class:`~streamflow.reactive._redis.link.RedisLink` retries after a dropped connection
+is refused by Redis if it had arrived, never stored twice.
+
+The sink never stops the upstream: ``run()`` reads it to its end (bounded by the
+``deadline`` of its limits) whether or not anyone is reading the key, so a client
+that comes later gets the whole answer.
+
+Without ``async with``, passing the sink to ``run()`` starts it on the first item
+and runs its writer (and heartbeat) in ``run()``'s task group.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from types import TracebackType
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ...core.errors import CancelledStreamError, StreamflowError, TransportError
+from ...core.events import UniEvent
+from .._redis.link import transport_error
+from .._redis.streams import (
+    BEAT,
+    DEFAULT_HEARTBEAT,
+    END,
+    EVENT,
+    START,
+    RedisLink,
+    entry_data,
+    entry_id,
+    parse_entry,
+)
+from .._scope import current_scope
+from .base import AsyncSink
+
+__all__ = ["RedisStreamSink"]
+
+
+class RedisStreamSink(AsyncSink):
+    """Write one stream to the Redis Stream ``key`` at ``url`` (see the module doc).
+
+    * ``maxlen`` -- entries kept at most (older ones are trimmed); default 100,000.
+    * ``ttl`` -- seconds the key lives after the terminal entry (and after the last
+      write of a producer that died); default one hour.
+    * ``heartbeat`` -- seconds without a write after which a heartbeat entry is
+      written; readers give up after three missed beats.
+    * ``link`` -- a :class:`~streamflow.reactive._redis.streams.RedisLink` to share
+      (its connection pool); by default the sink opens and closes its own.
+
+    One writer task sends the entries: events that arrive while a write is in
+    flight go together in the next round trip (a pipeline), at most ``buffer``
+    wait, and ``on_event`` waits when they are that many (backpressure).
+    """
+
+    buffer = 1024
+
+    def __init__(self, url: str, key: str, *, maxlen: int = 100_000, ttl: float = 3600.0,
+                 heartbeat: float = DEFAULT_HEARTBEAT, link: RedisLink | None = None) -> None:
+        if maxlen < 2:
+            raise ValueError("maxlen must leave room for the start and end entries")
+        self.url = url
+        self.key = key
+        self.maxlen = maxlen
+        self.ttl = max(1, math.ceil(ttl))
+        self.heartbeat = heartbeat
+        self.last_id: str | None = None  # id of the last entry written
+        self._ms = 0  # the ms part of every entry id: the clock when the stream started
+        self._count = 0  # entries written: the sequence number of the next one
+        self._writer = secrets.token_hex(8)  # tells our start entry from another writer's
+        self.finished = False  # the terminal entry is queued (or written)
+        self._link = link
+        self._own_link = link is None
+        self._started = False
+        self._pending: list[dict[str, str]] = []
+        self._wake = anyio.Event()
+        self._room = anyio.Event()
+        self._done = anyio.Event()
+        self._error: StreamflowError | None = None
+        self._loop: anyio.CancelScope | None = None
+        self._renewed = 0.0
+        self._group: Any = None
+
+    async def start(self, task_group: TaskGroup | None = None) -> str:
+        """Write the ``start`` entry and start the writer; returns the entry id.
+
+        The writer (and heartbeat) runs in ``task_group`` (default: the current
+        streamflow scope's, i.e. ``run()``'s). Starting twice does nothing.
+        """
+        if self._started:
+            return self.last_id or ""
+        group = task_group
+        if group is None:
+            scope = current_scope()
+            if scope is None:
+                raise RuntimeError("RedisStreamSink.start() needs a task group: use "
+                                   "`async with sink:` or pass it to streamflow.run()")
+            group = scope.task_group
+        if self._link is None:
+            self._link = RedisLink(self.url)
+        self._ms = time.time_ns() // 1_000_000
+        await self._write([{"k": START, "heartbeat": repr(self.heartbeat),
+                            "maxlen": str(self.maxlen), "w": self._writer}])
+        self._started = True
+        self._loop = anyio.CancelScope()
+        group.start_soon(self._write_loop, self._loop, name=f"streamflow-redis:{self.key}")
+        return self.last_id or ""
+
+    async def _write(self, batch: list[dict[str, str]]) -> None:
+        """XADD every entry in one round trip; renew the expiry now and then, set it at the end."""
+        assert self._link is not None
+        ids = [entry_id((self._ms, self._count + n)) for n in range(len(batch))]
+        # only the start entry may create the key: a later write to a missing key means
+        # Redis lost it (a restart without persistence), and must fail, not start afresh
+        commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+            ("xadd", (self.key, fields), {"id": id_, "maxlen": self.maxlen,
+                                          "approximate": False,
+                                          "nomkstream": fields["k"] != START})
+            for id_, fields in zip(ids, batch, strict=True)]
+        now = anyio.current_time()
+        if batch[-1]["k"] == END:
+            commands.append(("expire", (self.key, self.ttl), {}))
+        elif now - self._renewed >= self.heartbeat or batch[-1]["k"] == START:
+            # a live key outlives its last renewal by ttl + a few beats
+            commands.append(("expire", (self.key, self.ttl + math.ceil(3 * self.heartbeat)), {}))
+            self._renewed = now
+        replies = await self._link.pipeline(*commands, transaction=False, raise_on_error=False)
+        for id_, fields, reply in zip(ids, batch, replies, strict=False):
+            if reply is None:
+                raise TransportError(f"the stream {self.key!r} vanished from Redis while being "
+                                     "written (a restart without persistence, or a flush)")
+            if isinstance(reply, Exception) and not await self._arrived(id_, fields, reply):
+                raise transport_error(reply)
+        for reply in replies[len(batch):]:
+            if isinstance(reply, Exception):
+                raise transport_error(reply)
+        self._count += len(batch)
+        self.last_id = ids[-1]
+
+    async def _arrived(self, id_: str, fields: dict[str, str], error: Exception) -> bool:
+        """Whether Redis refused entry ``id_`` because a retried send had already written it."""
+        if "equal or smaller" not in str(error):
+            return False
+        if fields["k"] != START:
+            return True  # the key is ours since our start entry: only we write these ids
+        assert self._link is not None
+        found = await self._link.call("xrange", self.key, id_, id_)
+        return bool(found) and parse_entry(found[0]).fields.get("w") == self._writer
+
+    async def _write_loop(self, cancel: anyio.CancelScope) -> None:
+        with cancel:
+            try:
+                while True:
+                    if not self._pending:
+                        with anyio.move_on_after(self.heartbeat):
+                            await self._wake.wait()
+                        self._wake = anyio.Event()
+                    if self._pending:
+                        batch, self._pending = self._pending, []
+                        self._room.set()
+                        self._room = anyio.Event()
+                        await self._write(batch)
+                        if batch[-1]["k"] == END:
+                            return
+                    elif not self.finished:
+                        await self._write([{"k": BEAT}])
+            except StreamflowError as exc:  # Redis is gone: on_event/on_end report it
+                self._error = exc
+            finally:
+                self._done.set()
+                self._room.set()
+
+    def _queue(self, fields: dict[str, str]) -> None:
+        if self._error is not None:
+            raise self._error
+        self._pending.append(fields)
+        self._wake.set()
+
+    async def on_event(self, event: Any) -> None:
+        """Queue one UniEvent (the stop event is the terminal entry); other items are skipped."""
+        if self.finished or type(event) is not UniEvent:
+            return
+        await self.start()
+        if event.event_type == "stop":
+            await self._finish(entry_data(event))
+            return
+        self._queue({"k": EVENT, "d": entry_data(event)})
+        while len(self._pending) >= self.buffer and self._error is None:
+            await self._room.wait()
+
+    def on_event_nowait(self, event: Any) -> bool:
+        """Queue one UniEvent for the writer at once, if the sink is started and has room
+        (the stop event, which waits for its write, goes through :meth:`on_event`)."""
+        if self.finished or type(event) is not UniEvent:
+            return True  # skipped, as on_event skips it
+        if (not self._started or self._error is not None or event.event_type == "stop"
+                or len(self._pending) >= self.buffer):
+            return False
+        self._queue({"k": EVENT, "d": entry_data(event)})
+        return True
+
+    async def on_record(self, data: str, *, last: bool = False) -> None:
+        """Queue one entry of JSON written elsewhere (an Agent run's record, see
+        :mod:`streamflow.servers.web.resume`); ``last`` makes it the terminal entry."""
+        if self.finished:
+            return
+        await self.start()
+        if last:
+            await self._finish(data)
+            return
+        self._queue({"k": EVENT, "d": data})
+        while len(self._pending) >= self.buffer and self._error is None:
+            await self._room.wait()
+
+    async def on_end(self, error: BaseException | None) -> None:
+        """Write the terminal error entry (unless ``stop`` was written), set the expiry, stop."""
+        try:
+            if not self.finished:
+                if error is None:
+                    error = CancelledStreamError("the stream ended before its stop event")
+                if not isinstance(error, StreamflowError):
+                    error = CancelledStreamError(f"the producer failed: {error!r}")
+                await self.start()
+                await self._finish(entry_data(error))
+        finally:
+            await self.aclose()
+
+    async def _finish(self, data: str) -> None:
+        """Queue the terminal entry and wait until it is written (shielded, at most 10 s)."""
+        self.finished = True
+        self._queue({"k": END, "d": data})
+        with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+            await self._done.wait()
+        if self._error is not None:
+            raise self._error
+
+    async def aclose(self) -> None:
+        """Stop the writer and close an own connection (the entries stay until they expire)."""
+        self.finished = True
+        if self._loop is not None:
+            self._loop.cancel()
+        if self._link is not None and self._own_link:
+            await self._link.aclose()
+
+    async def __aenter__(self) -> RedisStreamSink:
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        try:
+            await self.start(self._group)
+        except BaseException:
+            await self._group.__aexit__(None, None, None)  # nothing was started in it
+            raise
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> bool | None:
+        try:
+            if not self.finished:
+                try:
+                    await self.on_end(exc if isinstance(exc, Exception) else
+                                      CancelledStreamError("the producer was cancelled"))
+                except StreamflowError:
+                    if exc is None:
+                        raise  # else the exception on its way out says more
+            await self.aclose()
+        finally:  # the heartbeat is cancelled: the group just waits for it to end
+            await self._group.__aexit__(None, None, None)
+        return None

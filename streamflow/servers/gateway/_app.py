@@ -1,0 +1,315 @@
+"""The translating gateway: an ASGI app (starlette) speaking three client dialects.
+
+::
+
+    from streamflow.servers.gateway import create_app
+    app = create_app("https://generativelanguage.googleapis.com", "gemini",
+                     api_key=os.environ["GEMINI_API_KEY"])
+    # uvicorn.run(app), or mount it: fastapi_app.mount("/llm", app)
+
+Every registered request format with a ``client_path`` is a client route
+(``streamflow.wire.dialects.REQUESTS``): ``POST /v1/messages`` (Anthropic),
+``/v1/chat/completions`` (OpenAI chat) and ``/v1/responses`` (OpenAI Responses).
+Each reads the client's request with its format's parser, restores the replay
+state the gateway packed into earlier answers (``gateway._carry``),
+sends the request to the upstream in the upstream's dialect (a request already in
+the upstream's dialect goes on as it is, forced to stream), decodes the upstream's
+stream and writes it back through the one encode routine
+(:class:`~streamflow.wire.dialects.encoder.BodyWriter`) with the client dialect's
+encoder as it arrives. ``stream: false`` gets the format's non-streaming body.
+``GET /v1/models`` lists the upstream's models in the client's shape
+(``gateway._models``).
+
+Nothing the client asked for is lost on the way: an option the upstream's format
+cannot carry (``response_format`` towards Anthropic, ``stop`` towards Responses,
+``n > 1`` anywhere the choices would be merged...) is refused with a 400 naming
+it, unless the app was made with ``drop_unsupported=True`` (``streamflow gateway
+--drop-unsupported``), which drops them (logged). Errors before the answer are
+the client dialect's status and envelope (``gateway._envelopes``);
+a failure mid-stream is the encoder's in-band error event, never a silent end.
+Each request has its own decoder, carrier and encoder, so concurrent requests
+never mix.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Message as Message_
+from starlette.types import Receive, Scope, Send
+
+from ...app.providers import HTTPRequest
+from ...core.errors import ProtocolError, StreamflowError
+from ...core.events import UniEvent
+from ...core.limits import DEFAULT_LIMITS, Limits
+from ...core.message import Assembler, Message
+from ...core.requests import ChatRequest
+from ...wire.dialects import REQUESTS, get_encoder, get_request
+from ...wire.dialects.encoder import BodyWriter
+from ...wire.redaction import redacting_logger
+from ._carry import Carrier, process_key, restore
+from ._envelopes import ClientError, error_response
+from ._models import ModelsRoute, models_routes
+from ._response import EventStreamResponse
+from ._upstream import Upstream
+from .limits import (
+    DEFAULT_GATEWAY_LIMITS,
+    ClientDisconnected,
+    GatewayLimits,
+    check_ranges,
+    parse_body,
+    read_body,
+)
+
+log = redacting_logger("streamflow.servers.gateway")  # no credential in a line
+DROP_LINES = 16
+"""The most options ``drop_unsupported`` logs one line each for, per request (the
+rest in one more line): a body of a thousand unknown keys is not a thousand lines."""
+
+
+def client_routes() -> dict[str, str]:
+    """Path -> the client dialect it speaks: every registered format with a ``client_path``."""
+    out: dict[str, str] = {}
+    for name in REQUESTS:
+        side = get_request(name)
+        if side.client_path and side.parse is not None:
+            out[side.client_path] = name
+    return out
+
+
+class Gateway:
+    """The request handlers over one :class:`Upstream` (``create_app`` wraps them in an app).
+
+    ``drop_unsupported`` drops the client options the upstream cannot carry instead
+    of refusing the request (see the module doc); ``limits`` bound each client
+    request (:class:`~streamflow.servers.gateway.limits.GatewayLimits`); ``carry_key``
+    signs replay-state tokens (``gateway._carry``; default: a random
+    per-process key, with a logged warning).
+    """
+
+    def __init__(self, upstream: Upstream, *, drop_unsupported: bool = False,
+                 limits: GatewayLimits = DEFAULT_GATEWAY_LIMITS,
+                 carry_key: bytes | None = None) -> None:
+        self.upstream = upstream
+        self.drop_unsupported = drop_unsupported
+        self.limits = limits
+        self.carry_key = carry_key or process_key()
+
+
+    def handler(self, dialect: str) -> ClientRoute:
+        """The ASGI endpoint of client dialect ``dialect``."""
+        return ClientRoute(self, dialect)
+
+    async def serve(self, scope: Scope, receive: Receive, send: Send, dialect: str) -> None:
+        """Read, check and answer one request, releasing the upstream if the client leaves.
+
+        The body is read within the limits (:func:`~streamflow.servers.gateway.limits.read_body`);
+        from then on ``http.disconnect`` is watched in every phase (before the
+        upstream's headers, while its error body is read, during a non-streaming
+        answer, mid-stream): the client leaving cancels the request, which closes
+        the upstream response. An unexpected exception (a bug of ours) is logged
+        with its traceback and answered as an enveloped 500 naming a request id.
+        """
+        request_id = "req_sf" + secrets.token_hex(8)
+        headers = Headers(scope=scope)
+        try:
+            declared = headers.get("content-length")
+            size = int(declared) if declared and declared.isdigit() else None
+            raw = await read_body(receive, self.limits, size)
+        except ClientDisconnected:
+            return
+        except ClientError as exc:
+            await _error(dialect, exc, client_side=True)(scope, receive, send)
+            return
+
+        async def never() -> Message_:
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
+        async with anyio.create_task_group() as group:
+            async def watch() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                log.info("%s: the client left; the upstream request is released", request_id)
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            try:
+                response = await self.answer(raw, headers, dialect)
+            except Exception:
+                log.exception("%s: the gateway failed on a request", request_id)
+                response = _error(dialect, StreamflowError(
+                    f"the gateway failed on this request (request id {request_id})"),
+                    status=500)
+            await response(scope, never, send)
+            group.cancel_scope.cancel()
+
+    async def answer(self, raw: bytes, headers: Headers, dialect: str) -> Response:
+        """The response to one client request whose body was read (see the module doc)."""
+        side = get_request(dialect)
+        upstream = get_request(self.upstream.dialect)
+        same = side.stream_dialect == upstream.stream_dialect
+        try:
+            body = await parse_body(raw, self.limits)
+            assert side.parse is not None  # client routes are formats with a parser
+            chat = side.parse(body)
+            if not chat.stream and side.reply is None:
+                raise ProtocolError(f"{dialect} answers only streams here: send stream: true")
+            check_ranges(chat, self.limits)
+            self.check(chat)
+            if not same:
+                restore(chat, self.carry_key)
+            upstream_request = self.upstream.request(chat, headers)
+        except (ValueError, StreamflowError) as exc:
+            error = exc if isinstance(exc, StreamflowError) else ProtocolError(
+                f"request body is not JSON: {exc}")
+            return _error(dialect, error, client_side=True)
+        if same:
+            upstream_request = _passthrough(upstream_request, body, chat.model)
+        stack = AsyncExitStack()
+        try:
+            batches = await stack.enter_async_context(self.upstream.open(upstream_request))
+        except StreamflowError as exc:
+            await stack.aclose()
+            return _error(dialect, exc)
+        carrier = Carrier(side.stream_dialect, upstream.stream_dialect, self.carry_key)
+        if not chat.stream:
+            async with stack:
+                try:
+                    message = await _collect(batches, carrier)
+                except StreamflowError as exc:
+                    return _error(dialect, exc)
+            assert side.reply is not None  # checked before the request went upstream
+            return JSONResponse(side.reply(message))
+        writer = BodyWriter(get_encoder(side.stream_dialect)())
+        return EventStreamResponse(_encode(batches, carrier, writer, stack),
+                                   media_type=writer.encoder.media_type,
+                                   headers={"cache-control": "no-cache"})
+
+    def check(self, chat: ChatRequest) -> None:
+        """Refuse (``ProtocolError``, a 400) what the upstream cannot carry, or drop it.
+
+        Several choices (``n > 1``) are carried apart only by an OpenAI chat upstream
+        (the client's body goes on as it is); elsewhere they would be merged.
+        """
+        upstream = get_request(self.upstream.dialect)
+        lost = upstream.unsupported(chat)
+        if lost and self.drop_unsupported:
+            for key in lost[:DROP_LINES]:  # a client's own names: shown as inert, short reprs
+                log.info("dropped %r: the %s upstream cannot carry it", key[:64], upstream.name)
+            if len(lost) > DROP_LINES:
+                log.info("dropped %d more options the %s upstream cannot carry",
+                         len(lost) - DROP_LINES, upstream.name)
+            upstream.drop(chat, lost)
+        elif lost:
+            raise ProtocolError(f"the {upstream.name} upstream cannot carry "
+                                f"{', '.join(lost)}; leave {'it' if len(lost) == 1 else 'them'}"
+                                " out (or start the gateway with --drop-unsupported)")
+
+
+class ClientRoute:
+    """The ASGI app of one client route (a callable object: starlette passes it raw ASGI)."""
+
+    def __init__(self, gateway: Gateway, dialect: str) -> None:
+        self.gateway = gateway
+        self.dialect = dialect
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.gateway.serve(scope, receive, send, self.dialect)
+
+
+def _passthrough(built: HTTPRequest, body: Any, model: str) -> HTTPRequest:
+    """The client's own body (same dialect as the upstream), forced to stream with usage."""
+    raw = dict(body)
+    raw["stream"] = True
+    raw["model"] = model
+    if "stream_options" in built.json:
+        raw["stream_options"] = {**(raw.get("stream_options") or {}), "include_usage": True}
+    return HTTPRequest(built.url, built.headers, raw, built.method)
+
+
+def _error(dialect: str, error: StreamflowError, *, client_side: bool = False,
+           status: int | None = None) -> JSONResponse:
+    if not client_side and status is None:
+        log.warning("upstream failure answered to the client: %s", error)
+    code, envelope = error_response(dialect, error, client_side=client_side, status=status)
+    headers = {}
+    retry_after = getattr(error, "retry_after", None)
+    if retry_after is not None:
+        headers["retry-after"] = f"{retry_after:g}"
+    return JSONResponse(envelope, status_code=code, headers=headers)
+
+
+async def _collect(batches: AsyncIterator[list[UniEvent]], carrier: Carrier) -> Message:
+    assembler = Assembler()
+    async for events in batches:
+        for event in events:
+            assembler.feed(carrier.event(event))
+    return assembler.message
+
+
+async def _encode(batches: AsyncIterator[list[UniEvent]], carrier: Carrier, writer: BodyWriter,
+                  stack: AsyncExitStack) -> AsyncIterator[bytes]:
+    """The client's body: each batch re-encoded as it arrives; a failure (a cut body
+    included) as the in-band error, which ends the body (the response has started)."""
+    try:
+        async for chunk in writer.abody(batches, carrier.event):
+            yield chunk
+    except StreamflowError as exc:
+        log.info("upstream stream failed after the answer started: %s", exc)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await stack.aclose()
+
+
+def create_app(upstream: str | Upstream, upstream_dialect: str | None = None, *,
+               api_key: str | None = None, model: str | None = None,
+               client: httpx.AsyncClient | None = None,
+               limits: Limits = DEFAULT_LIMITS, drop_unsupported: bool = False,
+               request_limits: GatewayLimits = DEFAULT_GATEWAY_LIMITS,
+               carry_key: bytes | None = None) -> Starlette:
+    """A starlette app translating every client dialect (:func:`client_routes`) to ``upstream``.
+
+    ``upstream`` is the upstream API's base URL (with ``upstream_dialect``) or an
+    :class:`Upstream`. ``drop_unsupported`` drops client options the upstream
+    cannot carry instead of answering 400 (see the module doc). ``limits`` bound
+    what is read from the upstream, ``request_limits`` what is accepted from a
+    client (:class:`~streamflow.servers.gateway.limits.GatewayLimits`); ``carry_key`` signs
+    replay-state tokens (give every instance behind one address the same key;
+    default: a random per-process key, with a logged warning). The app closes the
+    HTTP client it made when its lifespan ends (when mounted in another app, the
+    client lives as long as the process).
+    """
+    if isinstance(upstream, str):
+        if not upstream_dialect:
+            raise ValueError("create_app needs upstream_dialect with an upstream URL")
+        upstream = Upstream(upstream, upstream_dialect, api_key=api_key, model=model,
+                            client=client, limits=limits)
+    get_request(upstream.dialect)  # an upstream needs a request side: fail here, not per request
+    target = upstream
+    gateway = Gateway(target, drop_unsupported=drop_unsupported, limits=request_limits,
+                      carry_key=carry_key)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await target.aclose()
+
+    routes = [Route(path, gateway.handler(dialect), methods=["POST"])
+              for path, dialect in client_routes().items()]
+    routes += [Route(path, ModelsRoute(target, dialects, request_limits), methods=["GET"])
+               for path, dialects in models_routes().items()]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.gateway = gateway
+    return app

@@ -1,0 +1,391 @@
+"""Resumable, shared web streams: answers produced into Redis, served and resumed from any instance.
+
+::
+
+    streams = ResumableStreams("redis://127.0.0.1:6379/0")
+    app = Starlette(routes=[...], lifespan=streams.lifespan)
+
+    async def chat(request):                   # POST /api/chat/{chat_id}
+        source = from_httpx(client, upstream_request)
+        return await streams.create(request, chat_id, source, to="vercel-ui")
+
+    async def resume(request):                 # GET /api/chat/{chat_id}/stream (AI SDK resume)
+        return await streams.response(request, chat_id, to="vercel-ui")
+
+:meth:`ResumableStreams.create` starts a fresh answer and streams it: the producer
+runs in the app's task group (not the request's) and reads the upstream to its end,
+bounded by the ``deadline`` limit, into a :class:`~streamflow.reactive.sinks.redis.RedisStreamSink`,
+whether or not a client is connected. :meth:`~ResumableStreams.response` serves the
+chat's latest answer in ``uni`` SSE or a UI protocol (``vercel-ui``, ``ag-ui``), every
+SSE event with an ``id:``; a request with ``Last-Event-ID`` continues exactly after
+that event, on any instance (see ``web._resume_body``). No stream for
+the chat (never started, expired) -> HTTP 204, the AI SDK's "nothing to resume".
+
+Who may do that (see ``web._resume_access`` and docs/SECURITY.md): chat
+ids are checked before they become keys (400); the first answer of a chat returns a
+resume token (``x-resume-token``) that later requests of the chat must present
+(else 403), and an ``authorize`` hook may refuse any request (403); ``max_live`` and
+``max_live_per_client`` cap the producers running (429). Refusals, and a Redis that
+still fails after one retry (503), are answered in the protocol's own error shape.
+
+:meth:`ResumableStreams.stop` stops a chat's running answer from any instance: it
+sets a control key in Redis that the producer (wherever it runs) checks every
+``_resume_stop.STOP_POLL`` seconds; the producer is cancelled (its upstream request closed), the
+stream ends with a ``cancelled`` terminal entry after the partial, so every reader
+ends, and ``on_finish(answer, status="aborted")`` is called. ``on_finish`` is called
+once per answer on the instance that produced it (``completed``, ``failed`` with the
+partial, ``aborted`` when stopped or the app shut down).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from ...app.agent import AgentEvent
+from ...app.runtime import run
+from ...core.errors import CancelledStreamError, SinkError, StreamflowError, StreamTimeoutError
+from ...core.limits import Limits
+from ...reactive._redis.link import RedisLink
+from ...reactive._redis.tailer import Tailer
+from ...reactive.sinks.redis import RedisStreamSink
+from ...wire.dialects.ui_agent import agent_record
+from ...wire.redaction import redacting_logger
+from ._answer import AnswerRecorder, FinishStatus, OnFinish, call_on_finish
+from ._drive import AgentRun, run_agent
+from ._resume_access import (
+    PROTOCOLS,
+    TOKEN_HEADER,
+    LiveStreams,
+    ResumeRefused,
+    Slot,
+    Started,
+    check_chat_id,
+    forbidden,
+    peer_address,
+    point,
+    presented_token,
+    refusal,
+    token_matches,
+    token_to_keep,
+)
+from ._resume_body import encoder_for, headers_for, sse_body
+from ._resume_stop import request_stop, stop_key, until_stopped
+
+__all__ = ["Authorize", "ClientKey", "ResumableStreams", "ResumeRefused", "Started"]
+
+
+Authorize = Callable[[Request, str], Awaitable[bool]]
+ClientKey = Callable[[Request], "str | Awaitable[str | None] | None"]
+
+
+class ResumableStreams:
+    """Chats whose answers live in Redis (see the module doc).
+
+    * ``url`` -- the Redis URL shared by every instance; ``prefix`` -- its key prefix.
+    * ``maxlen``, ``ttl``, ``heartbeat`` -- of each stream's :class:`RedisStreamSink`.
+    * ``limits`` -- the producer's limits; its ``deadline`` (default 600 s) bounds an
+      answer that nobody reads any more.
+    * ``authorize`` -- ``async (request, chat_id) -> bool``, asked before every
+      :meth:`create` and :meth:`response` with a request; ``False`` is a 403.
+    * ``tokens`` -- require the chat's resume token (default ``True``; turn it off
+      only when ``authorize`` ties chats to your own users).
+    * ``max_live`` -- producers running at once in this app (default 1000);
+      ``max_live_per_client`` -- per client key (default: no cap), the key given by
+      ``client_key(request)`` (default: the peer address). One more is a 429.
+    * ``on_finish`` -- ``(answer, *, status)``, sync or async, called once per answer
+      this instance produced (see the module doc); :meth:`start` may override it.
+    """
+
+    def __init__(self, url: str, *, prefix: str = "streamflow:", maxlen: int = 100_000,
+                 ttl: float = 3600.0, heartbeat: float = 2.0, limits: Limits | None = None,
+                 authorize: Authorize | None = None, tokens: bool = True,
+                 max_live: int | None = 1000, max_live_per_client: int | None = None,
+                 client_key: ClientKey | None = None, on_finish: OnFinish | None = None) -> None:
+        self.url = url
+        self.on_finish = on_finish
+        self.prefix = prefix
+        self.maxlen = maxlen
+        self.ttl = ttl
+        self.heartbeat = heartbeat
+        self.limits = limits or Limits(deadline=600.0)
+        self.authorize = authorize
+        self.tokens = tokens
+        self.client_key = client_key or peer_address
+        self.live = LiveStreams(max_live, max_live_per_client)
+        self._group: TaskGroup | None = None
+        self._link: RedisLink | None = None
+        self._tailer: Tailer | None = None
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[ResumableStreams]:
+        """Hold the task group producers run in (the app's lifetime); cancels them on exit."""
+        self._link = RedisLink(self.url)  # one connection pool for every stream of the app
+        try:
+            async with anyio.create_task_group() as group:
+                self._group = group
+                self._tailer = Tailer(self._link)
+                group.start_soon(self._tailer.run, name="streamflow-redis-tailer")
+                try:
+                    yield self
+                finally:
+                    self._group = None
+                    group.cancel_scope.cancel()
+        finally:
+            link, self._link = self._link, None
+            await link.aclose()
+
+    def lifespan(self, app: Any) -> AbstractAsyncContextManager[None]:
+        """A starlette/FastAPI ``lifespan=`` that runs :meth:`running`."""
+
+        @asynccontextmanager
+        async def span() -> AsyncIterator[None]:
+            async with self.running():
+                yield
+
+        return span()
+
+    @property
+    def link(self) -> RedisLink:
+        """The app's Redis connection pool (while :meth:`running`)."""
+        if self._link is None:
+            raise RuntimeError("ResumableStreams is not running: pass lifespan=streams.lifespan "
+                               "to the app (or use `async with streams.running():`)")
+        return self._link
+
+    async def stop(self, chat_id: str) -> bool:
+        """Stop the chat's running answer, on whichever instance produces it.
+
+        Sets the stream's stop key; its producer sees it within ``STOP_POLL`` (0.25) s,
+        closes the upstream and ends the stream with a ``cancelled`` terminal entry
+        (readers keep the partial). False when the chat has no stream. Raises
+        :class:`ResumeRefused` for a bad id, :class:`TransportError` for Redis.
+        """
+        pointer, _ = self._keys(check_chat_id(chat_id))
+        return await request_stop(self.link, pointer, self.prefix, self.ttl)
+
+    async def stop_response(self, request: Request, chat_id: str) -> Response:
+        """Answer a client's stop request: authorized and token-checked like a resume, then
+        :meth:`stop`; 204 when stopped (or nothing runs), the refusal otherwise (JSON)."""
+        try:
+            await self._authorized(request, chat_id)
+            if await self._latest(check_chat_id(chat_id), presented_token(request)):
+                await self.stop(chat_id)
+        except StreamflowError as error:
+            return refusal(error, "uni")
+        return Response(status_code=204)
+
+    def _keys(self, chat_id: str) -> tuple[str, str]:
+        """The chat's pointer (to its latest stream) and its token hash."""
+        return f"{self.prefix}chat:{chat_id}", f"{self.prefix}token:{chat_id}"
+
+    async def start(self, chat_id: str, source: Any, *, token: str | None = None,
+                    client: str | None = None, dialect: str = "auto",
+                    on_finish: OnFinish | None = None, **options: Any) -> Started:
+        """Start a fresh answer for ``chat_id`` from ``source``; the chat's latest from now.
+
+        ``source`` is a byte or UniEvent source, or an :func:`~streamflow.servers.web.agent_run`:
+        a whole Agent run, each of its events one entry (its record, see
+        :mod:`streamflow.wire.dialects.ui_agent`), served in ``vercel-ui`` and ``ag-ui`` as
+        one UI message (``uni`` readers get the records as they are).
+
+        ``token`` is the chat's resume token (needed unless this is its first answer);
+        ``client`` the client key counted against ``max_live_per_client``;
+        ``on_finish`` replaces the app's for this answer. Raises
+        :class:`ResumeRefused` (bad id 400, wrong token 403), :class:`LimitExceededError`
+        (too many live streams) or :class:`TransportError` (Redis). The ``start``
+        entry is written before this returns, so a reader may connect at once.
+        """
+        if self._group is None:
+            raise RuntimeError("ResumableStreams is not running: pass lifespan=streams.lifespan "
+                               "to the app (or use `async with streams.running():`)")
+        chat_id = check_chat_id(chat_id)
+        slot = self.live.reserve(client)
+        try:
+            return await launch(self, self._group, chat_id, source, token, slot, dialect,
+                                {**options, "_on_finish": on_finish or self.on_finish})
+        except BaseException:
+            slot.release()
+            raise
+
+    async def create(self, request: Request, chat_id: str, source: Any, *, to: str = "uni",
+                     dialect: str = "auto", options: Mapping[str, Any] | None = None,
+                     headers: Mapping[str, str] | None = None,
+                     on_finish: OnFinish | None = None, **flavour: Any) -> Response:
+        """Start a fresh answer for the chat and stream it (see :meth:`start`, :meth:`response`).
+
+        The request is authorized, its token (when the chat has one) checked and its
+        client counted; the response carries the chat's token in ``x-resume-token``.
+        A refusal or a Redis failure is the protocol's error answer, never a 500.
+        ``options`` go to the producer's ``run()``, ``flavour`` to the encoder;
+        ``on_finish`` replaces the app's for this answer.
+        """
+        _check_protocol(to)
+        try:
+            await self._authorized(request, chat_id)
+            client = self.client_key(request)
+            if inspect.isawaitable(client):
+                client = await client
+            started = await self.start(chat_id, source, token=presented_token(request),
+                                       client=client, dialect=dialect, on_finish=on_finish,
+                                       **(options or {}))
+        except StreamflowError as error:
+            return refusal(error, to)
+        return self._serve(started.key, started.chat_id, to, request, "", headers, flavour,
+                           token=started.token)  # "": a fresh answer is sent from its start
+
+    async def response(self, request: Request | None, chat_id: str, *, to: str = "uni",
+                       last_event_id: str | None = None, token: str | None = None,
+                       headers: Mapping[str, str] | None = None, **flavour: Any) -> Response:
+        """The chat's latest answer as SSE in ``to`` (``uni``, ``vercel-ui`` or ``ag-ui``).
+
+        Resumes after ``last_event_id`` (default: the request's ``Last-Event-ID``).
+        ``token`` defaults to the request's (``x-resume-token`` header or
+        ``resume_token`` query parameter). HTTP 204 when the chat has no stream; a bad
+        id (400), a refusal (403) or Redis down (503) in the protocol's error shape.
+        ``flavour`` goes to the encoder (the message id of the UI protocols defaults to
+        one derived from the stream key, so every instance writes the same bytes).
+        """
+        _check_protocol(to)
+        try:
+            if request is not None:
+                await self._authorized(request, chat_id)
+            key = await self._latest(check_chat_id(chat_id), token or presented_token(request))
+        except StreamflowError as error:
+            return refusal(error, to)
+        if key is None:
+            return Response(status_code=204)
+        return self._serve(key, chat_id, to, request, last_event_id, headers, flavour)
+
+    async def _authorized(self, request: Request, chat_id: str) -> None:
+        check_chat_id(chat_id)
+        if self.authorize is not None and not await self.authorize(request, chat_id):
+            raise forbidden("not allowed")
+
+    async def _latest(self, chat_id: str, token: str | None) -> str | None:
+        """The chat's latest stream key, if there is one and ``token`` may read it."""
+        pointer, token_key = self._keys(chat_id)
+        key, stored = await self.link.pipeline(("get", (pointer,), {}),
+                                               ("get", (token_key,), {}), transaction=False)
+        if self.tokens and (stored is not None or key is not None) \
+                and not token_matches(stored, token):
+            raise forbidden()
+        if not key or not await self.link.call("exists", key):
+            return None
+        return str(key)
+
+    def _serve(self, key: str, chat_id: str, to: str, request: Request | None,
+               last_event_id: str | None, headers: Mapping[str, str] | None,
+               flavour: dict[str, Any], *, token: str | None = None) -> Response:
+        if last_event_id is None and request is not None:
+            last_event_id = request.headers.get("last-event-id")
+        encoder = encoder_for(to, key, chat_id, flavour)
+        body = sse_body(self.link, key, self._tailer, encoder, last_event_id)
+        extra = {TOKEN_HEADER: token} if token else {}
+        return StreamingResponse(body, media_type="text/event-stream",
+                                 headers={**headers_for(to), **extra, **(headers or {})})
+
+
+def _check_protocol(to: str) -> None:
+    if to not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {to!r}: use one of {', '.join(PROTOCOLS)}")
+
+log = redacting_logger("streamflow.servers.web.resume")  # no credential in a line
+
+
+async def launch(streams: ResumableStreams, group: TaskGroup, chat_id: str, source: Any,
+                 token: str | None, slot: Slot, dialect: str,
+                 options: dict[str, Any]) -> Started:
+    """Start a fresh answer of ``chat_id`` (checked) in ``group``; the chat points at it."""
+    link = streams.link
+    pointer, token_key = streams._keys(chat_id)
+    if streams.tokens:
+        token = await token_to_keep(link, token_key, token)
+    key = f"{streams.prefix}stream:{chat_id}:{uuid.uuid4().hex}"
+    sink = RedisStreamSink(streams.url, key, maxlen=streams.maxlen, ttl=streams.ttl,
+                           heartbeat=streams.heartbeat, link=link)
+    await sink.start(group)
+    life = max(86400, int(streams.ttl))
+    try:
+        await point(link, pointer, key, life, token_key, token if streams.tokens else None)
+    except BaseException:
+        await sink.aclose()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+            try:
+                await link.call("delete", key)  # nobody can reach it: do not keep it
+            except StreamflowError:
+                pass  # it expires with the sink's ttl
+        raise
+    group.start_soon(produce, sink, source, dialect, options, slot, link,
+                     stop_key(streams.prefix, key), streams.limits,
+                     name=f"streamflow-producer:{key}")
+    return Started(chat_id, key, token if streams.tokens else None)
+
+
+async def produce(sink: RedisStreamSink, source: Any, dialect: str, options: dict[str, Any],
+                  slot: Slot, link: RedisLink, stop_key: str, limits: Limits) -> None:
+    """Run ``source`` -- a byte or UniEvent source, or an :class:`AgentRun` (one entry per
+    record, ``run.end`` the last) -- into ``sink`` until it ends or ``stop_key`` appears;
+    then ``on_finish``, once, with what the readers saw and how it ended."""
+    on_finish = options.pop("_on_finish", None)
+    recorder = AnswerRecorder()
+    status: FinishStatus = "aborted"  # unless the run ends by itself
+    stopped = False
+
+    async def write_record(ev: AgentEvent) -> None:
+        record = agent_record(ev)
+        if record is not None:
+            await sink.on_record(json.dumps(record, separators=(",", ":")),
+                                 last=record["agent"] == "run.end")
+
+    async def drive() -> None:
+        if not isinstance(source, AgentRun):
+            await run(source, sink, recorder, dialect=dialect, limits=limits, **options)
+            return
+        try:
+            with anyio.fail_after(limits.deadline) if limits.deadline else nullcontext():
+                await run_agent(source, write_record, (recorder,))
+        except TimeoutError:
+            error = StreamTimeoutError("deadline", limits.deadline or 0.0)
+            await recorder.on_end(error)
+            raise error from None
+
+    async def work() -> None:
+        nonlocal status
+        try:
+            await drive()
+            status = "failed" if recorder.answer.error is not None else "completed"
+        except SinkError as error:  # Redis failed under the producer: readers time out
+            status = "failed"
+            log.warning("writing %s to Redis failed: %s", sink.key, error)
+        except StreamflowError as error:
+            status = "failed"
+            await sink.on_end(error)  # the terminal entry (written already by a run)
+        except Exception:
+            log.exception("producer of %s failed", sink.key)
+            raise
+
+    try:
+        stopped = await until_stopped(link, stop_key, work)
+    finally:
+        slot.release()
+        with anyio.CancelScope(shield=True):
+            if stopped and not sink.finished:
+                try:
+                    await sink.on_end(CancelledStreamError("the answer was stopped"))
+                except StreamflowError as error:
+                    log.warning("ending %s failed: %s", sink.key, error)
+            await sink.aclose()
+            try:
+                await call_on_finish(on_finish, recorder.finish(), status)
+            except Exception:
+                log.exception("on_finish of %s failed", sink.key)

@@ -1,0 +1,25 @@
+"""``streamflow.encode``: a UniEvent stream written out again to any registered target."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ..core.events import UniEvent
+from .dialects import get_encoder
+from .dialects.encoder import BodyWriter
+
+__all__ = ["encode"]
+
+
+def encode(events: Iterable[UniEvent], dialect: str, **flavour: Any) -> Iterator[bytes]:
+    """Yield the body bytes of ``events`` in ``dialect`` (a name of ``ENCODERS``), as they arrive.
+
+    ``flavour`` are the encoder's options. The body ends as every streamflow body
+    does (:class:`~streamflow.wire.dialects.encoder.BodyWriter`): when iterating ``events``
+    raises a :class:`~streamflow.core.errors.StreamflowError`, the dialect's in-band error
+    event is written last and the error raised again; events that end without a
+    ``stop`` get the in-band error of an
+    :class:`~streamflow.core.errors.IncompleteStreamError`, which is then raised.
+    """
+    return BodyWriter(get_encoder(dialect)(**flavour)).body(events)

@@ -27,6 +27,10 @@ from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
 
+from .._extras import require
+
+require("streamflow demo --web", "web", "starlette", "uvicorn", "ag_ui")
+
 import anyio
 import httpx
 import uvicorn
@@ -43,7 +47,7 @@ from ..servers.web.responses import ui_message_stream_response
 from . import DEMO_PROMPT
 from .plan import Plan, base_url_for
 from .server import DemoServer
-from .session import PRICES, DemoOptions, _provider
+from .session import PRICES, DemoOptions, demo_provider
 from .tools import demo_tools
 
 STATIC = resources.files(__package__) / "static"
@@ -106,7 +110,7 @@ def demo_app(plan: Plan, options: DemoOptions | None = None) -> Starlette:
                     model = await served_model(state.client, plan)
                     state.model_known = model is not None
                     chosen = dataclasses.replace(options, model=model) if model else options
-                state.provider = _provider(plan, chosen, state.base_url)
+                state.provider = demo_provider(plan, chosen, state.base_url)
             return state.provider  # type: ignore[no-any-return]
 
     async def page(request: Request) -> Response:

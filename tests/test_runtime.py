@@ -108,7 +108,7 @@ async def test_the_stream_error_wins_and_lists_sink_failures() -> None:
     with pytest.raises(ProviderError) as caught:
         await streamflow.run(from_bytes(BROKEN), Exploding(after=0), Recorder())
     assert caught.value.partial is not None and caught.value.partial.text == "Partial answer"
-    assert [type(e) for _, e in caught.value.sink_errors] == [RuntimeError]  # type: ignore[attr-defined]
+    assert [type(e) for _, e in caught.value.sink_errors] == [RuntimeError]
 
 
 @pytest.mark.anyio

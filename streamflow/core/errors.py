@@ -12,6 +12,7 @@ delivers before the error so nothing is lost::
     ├── FramingError                   bytes that are not a valid frame (bad CRC, bad prelude)
     ├── ProtocolError                  frames that break the dialect (bad JSON, wrong types, order)
     │   └── DialectDetectionError      ``dialect="auto"`` could not tell the dialect
+    ├── RequestError                   a request body that breaks its dialect (the client's): status
     ├── IncompleteStreamError          the body ended without the dialect's terminator
     ├── ProviderError                  the provider reported an error: code, type, message
     │   └── HTTPStatusError            a non-2xx answer before any stream: status, headers
@@ -28,6 +29,12 @@ delivers before the error so nothing is lost::
 
 When the stream fails *and* sinks raised, ``run()`` raises the stream's error with
 the sink failures listed in its ``sink_errors`` attribute.
+
+``ProtocolError`` is the other side's fault in a stream being read (the upstream broke its
+dialect); ``RequestError`` is a request streamflow was handed that breaks its dialect (a
+client's body, a chat history, a replay-state token): h11 splits its errors the same way.
+The gateway answers a ``RequestError`` with its ``status`` in the client's envelope and a
+``ProtocolError`` with a 502.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ __all__ = [
     "FramingError",
     "ProtocolError",
     "DialectDetectionError",
+    "RequestError",
     "IncompleteStreamError",
     "ProviderError",
     "HTTPStatusError",
@@ -82,6 +90,10 @@ class StreamflowError(Exception):
         #: with ``stream(..., output=T)``: the last partial snapshot of the output
         #: (``None`` when nothing parsed before the failure).
         self.partial_output: Any = None
+        #: ``(sink, exception)`` of each sink that raised in the same run (``run()`` sets
+        #: them when the stream failed too: the stream's error wins and lists them here,
+        #: as :class:`SinkError` ``.errors`` does).
+        self.sink_errors: list[tuple[Any, BaseException]] = []
 
     def with_partial(self, partial: Message) -> StreamflowError:
         """Attach the partial message unless one is already set; returns ``self``."""
@@ -122,6 +134,16 @@ class ProtocolError(StreamflowError):
 
 class DialectDetectionError(ProtocolError):
     """``dialect="auto"`` could not recognise the dialect from the first events."""
+
+
+class RequestError(StreamflowError):
+    """A request streamflow was handed breaks its dialect or a limit: a client's body to
+    the gateway, a chat history, a replay-state token. The client's fault (a
+    ``ProtocolError`` is the upstream's); ``status`` is the HTTP status to answer with."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class IncompleteStreamError(StreamflowError):

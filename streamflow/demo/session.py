@@ -28,7 +28,7 @@ from .record import TurnRecorder
 from .server import DemoServer
 from .tools import demo_tools
 
-__all__ = ["RECORDED_MODELS", "SYSTEM_PROMPT", "DemoOptions", "run_demo"]
+__all__ = ["RECORDED_MODELS", "SYSTEM_PROMPT", "DemoOptions", "demo_provider", "run_demo"]
 
 RECORDED_MODELS = {"anthropic": "claude-sonnet-4-5", "openai-chat": "anthropic/claude-sonnet-4.5"}
 SYSTEM_PROMPT = ("You are a concise assistant. Use the get_weather tool for questions about "
@@ -49,7 +49,7 @@ class DemoOptions:
     record: str | None = None  # a folder: one Recorder file per turn
 
 
-def _provider(plan: Plan, options: DemoOptions, base_url: str | None) -> Provider:
+def demo_provider(plan: Plan, options: DemoOptions, base_url: str | None) -> Provider:
     settings: dict[str, Any] = {"base_url": base_url or plan.base_url, "api_key": plan.api_key}
     if plan.live:
         settings["system"] = SYSTEM_PROMPT
@@ -111,7 +111,7 @@ async def _converse(plan: Plan, render: RenderSink, options: DemoOptions | None,
             base_url = server.base_url
             render.note(f"streamflow demo · {plan.dialect} · bundled recording over "
                         f"{server.url} ({plan.reason})")
-        provider = _provider(plan, options, base_url)
+        provider = demo_provider(plan, options, base_url)
         render.prices = render.prices or _prices(plan, provider)
         client = await stack.enter_async_context(httpx.AsyncClient(
             timeout=httpx.Timeout(30.0, read=600.0), trust_env=plan.live))

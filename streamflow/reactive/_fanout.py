@@ -156,8 +156,8 @@ class FanOut:
             error = CancelledStreamError("the stream completed before its stop event "
                                          "(an operator such as take() ended it)", partial=message)
         if error is not None:
-            if self.failures:
-                error.sink_errors = list(self.failures)  # type: ignore[attr-defined]
+            if self.failures and isinstance(error, StreamflowError):
+                error.sink_errors = list(self.failures)
             raise error
         if self.failures:
             raise SinkError(self.failures, partial=message)

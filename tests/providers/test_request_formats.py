@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from streamflow.core.errors import ProtocolError
+from streamflow.core.errors import RequestError
 from streamflow.core.events import InlineThinkingItem, TextItem, ThinkingItem, ToolCallItem
 from streamflow.core.requests import (
     ChatRequest,
@@ -161,11 +161,12 @@ def test_openrouter_reasoning_details_round_trip_in_order() -> None:
                              ["model", "messages", "input", "role", "content", "type",
                               "tool_calls", "function", "tools", "name", "system"]),
                              inner, max_size=4), max_leaves=12))
-def test_bad_bodies_raise_protocol_error_only(name: str, body: Any) -> None:
+def test_bad_bodies_raise_request_error_only(name: str, body: Any) -> None:
+    """A client's bad body is the client's fault: a RequestError, never another error."""
     try:
         get_request(name).parse(body)
-    except ProtocolError:
-        pass
+    except RequestError as error:
+        assert error.status == 400
 
 
 texts = st.text(min_size=1, max_size=8)

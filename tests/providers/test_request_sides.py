@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from streamflow.app.providers import HTTPRequest, make_provider
-from streamflow.core.errors import ProtocolError
+from streamflow.core.errors import RequestError
 from streamflow.core.requests import ChatRequest, Turn
 from streamflow.wire.dialects import REQUESTS, credential_headers, get_request
 from streamflow.wire.dialects.openai_chat.request import is_official
@@ -129,7 +129,7 @@ def test_a_bad_value_gets_a_message_about_the_value(
         client: str, options: dict[str, Any], words: str) -> None:
     parse = get_request(client).parse
     assert parse is not None
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(RequestError) as info:
         parse(body_of(client, **options))
     assert words in info.value.message
 

@@ -8,7 +8,7 @@ import pytest
 from gateway_parts import ROUTES, enveloped, in_process
 
 pytest.importorskip("starlette", reason="the gateway extra is not installed")
-from streamflow.core.errors import ProtocolError
+from streamflow.core.errors import RequestError
 from streamflow.servers.gateway import _carry as carry
 from streamflow.servers.gateway._carry import pack, unpack
 
@@ -21,7 +21,7 @@ def test_a_token_verifies_only_under_its_own_key() -> None:
     assert unpack(token, KEY) == {"f": {"extra_content": {"x": 1}}}
     for bad in (token[:-3], token[:10], "sf1_" + token[6:], pack({"f": 1}, OTHER),
                 token[:-1] + ("A" if token[-1] != "A" else "B"), "sf1_", "sf1_é"):
-        with pytest.raises(ProtocolError):
+        with pytest.raises(RequestError):
             unpack(bad, KEY)
 
 
@@ -33,7 +33,7 @@ def test_without_a_key_a_random_one_is_made_with_a_warning(
     assert "do not survive a restart" in caplog.text
     assert unpack(token) == [1]
     monkeypatch.setattr(carry, "_process_key", None)
-    with pytest.raises(ProtocolError):  # another process: another key
+    with pytest.raises(RequestError):  # another process: another key
         unpack(token)
 
 

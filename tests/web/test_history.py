@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from streamflow.core.errors import ProtocolError
+from streamflow.core.errors import RequestError
 from streamflow.core.events import (
     InlineDataItem,
     InlineThinkingItem,
@@ -103,8 +103,8 @@ def test_system_messages_stay_the_apps() -> None:
 
 @pytest.mark.parametrize("bad", [[{"role": "user", "parts": "x"}], [{"role": "robot"}], "hi",
                                  [{"role": "user", "parts": [{"type": "file"}]}]])
-def test_malformed_history_is_a_protocol_error(bad: Any) -> None:
-    with pytest.raises(ProtocolError):
+def test_malformed_history_is_a_request_error(bad: Any) -> None:
+    with pytest.raises(RequestError):
         from_ui_messages(bad)
 
 

@@ -48,7 +48,7 @@ from starlette.types import Message as Message_
 from starlette.types import Receive, Scope, Send
 
 from ...app.providers import HTTPRequest
-from ...core.errors import ProtocolError, StreamflowError
+from ...core.errors import RequestError, StreamflowError
 from ...core.events import UniEvent
 from ...core.limits import DEFAULT_LIMITS, Limits
 from ...core.message import Assembler, Message
@@ -57,7 +57,7 @@ from ...wire.dialects import REQUESTS, get_encoder, get_request
 from ...wire.dialects.encoder import BodyWriter
 from ...wire.redaction import redacting_logger
 from ._carry import Carrier, process_key, restore
-from ._envelopes import ClientError, error_response
+from ._envelopes import error_response
 from ._models import ModelsRoute, models_routes
 from ._response import EventStreamResponse
 from ._upstream import Upstream
@@ -127,8 +127,8 @@ class Gateway:
             raw = await read_body(receive, self.limits, size)
         except ClientDisconnected:
             return
-        except ClientError as exc:
-            await _error(dialect, exc, client_side=True)(scope, receive, send)
+        except RequestError as exc:
+            await _error(dialect, exc)(scope, receive, send)
             return
 
         async def never() -> Message_:
@@ -163,16 +163,18 @@ class Gateway:
             assert side.parse is not None  # client routes are formats with a parser
             chat = side.parse(body)
             if not chat.stream and side.reply is None:
-                raise ProtocolError(f"{dialect} answers only streams here: send stream: true")
+                raise RequestError(f"{dialect} answers only streams here: send stream: true")
             check_ranges(chat, self.limits)
             self.check(chat)
             if not same:
                 restore(chat, self.carry_key)
             upstream_request = self.upstream.request(chat, headers)
         except (ValueError, StreamflowError) as exc:
-            error = exc if isinstance(exc, StreamflowError) else ProtocolError(
+            # whatever refused the request before it went upstream is the client's fault
+            error = exc if isinstance(exc, RequestError) else RequestError(
+                exc.message if isinstance(exc, StreamflowError) else
                 f"request body is not JSON: {exc}")
-            return _error(dialect, error, client_side=True)
+            return _error(dialect, error)
         if same:
             upstream_request = _passthrough(upstream_request, body, chat.model)
         stack = AsyncExitStack()
@@ -196,7 +198,7 @@ class Gateway:
                                    headers={"cache-control": "no-cache"})
 
     def check(self, chat: ChatRequest) -> None:
-        """Refuse (``ProtocolError``, a 400) what the upstream cannot carry, or drop it.
+        """Refuse (``RequestError``, a 400) what the upstream cannot carry, or drop it.
 
         Several choices (``n > 1``) are carried apart only by an OpenAI chat upstream
         (the client's body goes on as it is); elsewhere they would be merged.
@@ -211,7 +213,7 @@ class Gateway:
                          len(lost) - DROP_LINES, upstream.name)
             upstream.drop(chat, lost)
         elif lost:
-            raise ProtocolError(f"the {upstream.name} upstream cannot carry "
+            raise RequestError(f"the {upstream.name} upstream cannot carry "
                                 f"{', '.join(lost)}; leave {'it' if len(lost) == 1 else 'them'}"
                                 " out (or start the gateway with --drop-unsupported)")
 
@@ -237,11 +239,10 @@ def _passthrough(built: HTTPRequest, body: Any, model: str) -> HTTPRequest:
     return HTTPRequest(built.url, built.headers, raw, built.method)
 
 
-def _error(dialect: str, error: StreamflowError, *, client_side: bool = False,
-           status: int | None = None) -> JSONResponse:
-    if not client_side and status is None:
+def _error(dialect: str, error: StreamflowError, *, status: int | None = None) -> JSONResponse:
+    if not isinstance(error, RequestError) and status is None:
         log.warning("upstream failure answered to the client: %s", error)
-    code, envelope = error_response(dialect, error, client_side=client_side, status=status)
+    code, envelope = error_response(dialect, error, status=status)
     headers = {}
     retry_after = getattr(error, "retry_after", None)
     if retry_after is not None:

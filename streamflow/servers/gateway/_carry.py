@@ -27,7 +27,7 @@ gateway's carry key (``create_app(carry_key=...)``, ``streamflow gateway
 --carry-key-env NAME``). Without one a random key is made per process (a warning
 is logged): tokens then do not survive a restart nor span instances. A token
 with the prefix whose MAC does not match (forged, truncated, another key's) is a
-:class:`~streamflow.core.errors.ProtocolError`, which the gateway answers with a 400.
+:class:`~streamflow.core.errors.RequestError`, which the gateway answers with a 400.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import secrets
 from dataclasses import replace
 from typing import Any
 
-from ...core.errors import ProtocolError
+from ...core.errors import RequestError
 from ...core.events import (
     ContentItem,
     InlineThinkingItem,
@@ -89,18 +89,18 @@ def unpack(token: str, key: bytes | None = None) -> Any:
     """The value of a :func:`pack` token, or ``None`` when ``token`` is not one.
 
     A token with the prefix that is not authentic under ``key`` raises
-    ``ProtocolError`` (see the module doc).
+    ``RequestError`` (see the module doc).
     """
     if not token.startswith(PREFIX):
         return None
     mac, body = token[len(PREFIX):len(PREFIX) + _MAC_CHARS], token[len(PREFIX) + _MAC_CHARS:]
     if not token.isascii() or not hmac.compare_digest(mac, _mac(key or process_key(), body)):
-        raise ProtocolError("a replay-state token the gateway did not sign (forged, "
+        raise RequestError("a replay-state token the gateway did not sign (forged, "
                             "truncated or from another gateway key): send back what it sent")
     try:
         return json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
     except (binascii.Error, ValueError):  # signed by us, so never: refuse all the same
-        raise ProtocolError("a replay-state token that does not decode") from None
+        raise RequestError("a replay-state token that does not decode") from None
 
 
 def _bare(fidelity: JSONDict) -> bool:
@@ -202,7 +202,7 @@ def _signed(parts: list[Any], n: int, value: JSONDict) -> Any:
 def restore(request: ChatRequest, key: bytes | None = None) -> ChatRequest:
     """Unpack the tokens :class:`Carrier` wrote, in the parts of a parsed request (in place).
 
-    A token not signed with ``key`` raises ``ProtocolError`` (see the module doc).
+    A token not signed with ``key`` raises ``RequestError`` (see the module doc).
     """
     for turn in request.turns:
         for n, part in enumerate(turn.parts):

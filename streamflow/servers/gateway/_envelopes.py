@@ -13,8 +13,9 @@ encoder's in-band error event.
 What the upstream said is kept, made safe for the client first (:func:`client_words`):
 HTML tags stripped, whitespace collapsed, bounded to :data:`MAX_MESSAGE` characters,
 and any URL (the upstream's included) replaced by ``<upstream>``; the gateway logs
-the full error. A :class:`ClientError` (a request the gateway itself refuses)
-carries its own 4xx status.
+the full error. A :class:`~streamflow.core.errors.RequestError` (the client's
+request broke its dialect or a limit) carries its own 4xx status and is answered in
+the gateway's own words.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ...core.errors import (
     HTTPStatusError,
     ProtocolError,
     ProviderError,
+    RequestError,
     StreamflowError,
     StreamTimeoutError,
 )
@@ -40,14 +42,6 @@ _TAG = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DO
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+", re.IGNORECASE)
 
 
-class ClientError(ProtocolError):
-    """A client's request the gateway refuses, with its HTTP status (a 4xx)."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 def client_words(text: str) -> str:
     """``text`` as a client may see it: no markup, no URL, bounded (see the module doc)."""
     if "<" in text:
@@ -56,14 +50,11 @@ def client_words(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "…"
 
 
-def status_of(error: StreamflowError, *, client_side: bool = False) -> int:
-    """The HTTP status to answer ``error`` with (``client_side``: the client's request was bad)."""
-    if isinstance(error, HTTPStatusError):
+def status_of(error: StreamflowError) -> int:
+    """The HTTP status to answer ``error`` with: a ``RequestError``'s own, the upstream's,
+    else 504 for a timeout and 502 for the rest."""
+    if isinstance(error, HTTPStatusError | RequestError):
         return error.status
-    if isinstance(error, ClientError):
-        return error.status
-    if client_side:
-        return 400
     if isinstance(error, StreamTimeoutError):
         return 504
     if isinstance(error, ProviderError) and isinstance(error.code, int) \
@@ -84,16 +75,18 @@ def _upstream_words(error: HTTPStatusError) -> str:
     return error.message.split(": ", 1)[-1]
 
 
-def error_response(dialect: str, error: StreamflowError, *, client_side: bool = False,
+def error_response(dialect: str, error: StreamflowError, *,
                    status: int | None = None) -> tuple[int, JSONDict]:
-    """``(status, body)`` of ``error`` in ``dialect``'s error envelope (``status``: forced)."""
-    status = status or status_of(error, client_side=client_side)
+    """``(status, body)`` of ``error`` in ``dialect``'s error envelope (``status``: forced).
+    A ``RequestError`` is told in our own words; anything else came from the upstream
+    and is made safe first (:func:`client_words`)."""
+    status = status or status_of(error)
     message = error.message
     if isinstance(error, HTTPStatusError):
         message = _upstream_words(error)
-    if isinstance(error, ProtocolError) and not client_side:
+    if isinstance(error, ProtocolError):
         message = f"upstream answer could not be read: {message}"
-    if not client_side:
+    if not isinstance(error, RequestError):
         message = client_words(message) or f"the upstream failed with status {status}"
     kind = error.type if isinstance(error, ProviderError) and error.type else None
     code = error.code if isinstance(error, ProviderError) else None

@@ -40,6 +40,7 @@ from ...core.errors import (
     HTTPStatusError,
     LimitExceededError,
     ProtocolError,
+    RequestError,
     StreamflowError,
     StreamTimeoutError,
 )
@@ -47,7 +48,7 @@ from ...reactive.sources.http import AsyncHTTPSource
 from ...wire.dialects import REQUESTS, get_dialect, get_request
 from ...wire.dialects.request_base import ModelInfo
 from ...wire.redaction import redacting_logger
-from ._envelopes import ClientError, error_response
+from ._envelopes import error_response
 from ._upstream import Upstream, client_key
 from .limits import GatewayLimits, parse_body
 
@@ -89,8 +90,8 @@ class ModelsRoute:
         dialect = self.dialect(headers)
         try:
             models = await self.models(headers)
-        except ClientError as exc:
-            code, envelope = error_response(dialect, exc, client_side=True)
+        except RequestError as exc:
+            code, envelope = error_response(dialect, exc)
             response = JSONResponse(envelope, status_code=code)
         except StreamflowError as exc:
             log.warning("upstream model list failed: %s", exc)
@@ -110,19 +111,19 @@ class ModelsRoute:
         upstream = self.upstream
         key = upstream.api_key or client_key(headers)
         if key is not None and not (key.isascii() and key.isprintable()):
-            raise ClientError("the API key holds characters an HTTP header cannot carry", 401)
+            raise RequestError("the API key holds characters an HTTP header cannot carry", 401)
         side = get_request(upstream.dialect)
         url = side.models_url(upstream.url)
         if upstream.model or url is None:
             if key is None:  # no upstream to judge the client: it shows it has a key at all
-                raise ClientError("the request has no API key", 401)
+                raise RequestError("the request has no API key", 401)
             owner = get_dialect(side.stream_dialect).provider_name or None
             return [ModelInfo(upstream.model, owned_by=owner)] if upstream.model else []
         raw = await self.fetch(url, {"accept": "application/json", **side.credentials(key),
                                      **upstream.headers})
         try:
             body = await parse_body(raw, self.limits)
-        except ClientError as exc:
+        except RequestError as exc:
             raise ProtocolError(f"the upstream's model list: {exc.message}") from None
         assert side.read_models is not None  # models_url is None without it
         return side.read_models(body)

@@ -19,7 +19,7 @@ from functools import lru_cache
 import httpx
 
 from ...app.providers import HTTPRequest
-from ...core.errors import StreamflowError
+from ...core.errors import RequestError, StreamflowError
 from ...core.events import UniEvent
 from ...core.limits import DEFAULT_LIMITS, Limits
 from ...core.requests import ChatRequest
@@ -28,7 +28,6 @@ from ...reactive.sources.http import AsyncHTTPSource
 from ...wire.decoder import StreamDecoder
 from ...wire.dialects import credential_headers, get_request
 from ...wire.redaction import REDACTED, redact_headers, redact_url, scrub_error, secrets_in
-from ._envelopes import ClientError
 from ._h1 import H1Transport
 from ._transport import NoCookies
 
@@ -96,13 +95,13 @@ class Upstream:
             chat.model = self.model
         key = self.api_key or client_key(client_headers)
         if key is not None and not (key.isascii() and key.isprintable()):
-            raise ClientError("the API key holds characters an HTTP header cannot carry", 401)
+            raise RequestError("the API key holds characters an HTTP header cannot carry", 401)
         request = get_request(self.dialect).http_request(self.url, chat, api_key=key,
                                                          headers=self.headers)
         try:
             parsed_url(request.url)  # a URL httpx cannot send (a huge model name) is a 400
         except httpx.InvalidURL as exc:
-            raise ClientError(f"the request makes an upstream URL that cannot be sent: {exc}"
+            raise RequestError(f"the request makes an upstream URL that cannot be sent: {exc}"
                               ) from None
         return request
 

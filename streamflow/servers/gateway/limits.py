@@ -9,7 +9,7 @@ loop above ``thread_above`` bytes, so one large body does not stall the other
 clients) and :func:`check_tree` walks the JSON once, without recursion: nesting
 depth, array lengths, message count and strings that cannot be encoded (a lone
 surrogate such as ``"\\ud800"``). :func:`check_ranges` bounds the neutral options
-the formats define ranges for. Every refusal is a :class:`ClientError` carrying
+the formats define ranges for. Every refusal is a :class:`RequestError` carrying
 its HTTP status, answered in the client dialect's envelope.
 """
 
@@ -23,10 +23,10 @@ from typing import Any
 import anyio
 from starlette.types import Receive
 
+from ...core.errors import RequestError
 from ...core.requests import ChatRequest
-from ._envelopes import ClientError
 
-__all__ = ["DEFAULT_GATEWAY_LIMITS", "ClientDisconnected", "ClientError", "GatewayLimits",
+__all__ = ["DEFAULT_GATEWAY_LIMITS", "ClientDisconnected", "GatewayLimits",
            "check_ranges", "check_tree", "parse_body", "read_body"]
 
 MIB = 1024 * 1024
@@ -58,7 +58,7 @@ DEFAULT_GATEWAY_LIMITS = GatewayLimits()
 
 async def read_body(receive: Receive, limits: GatewayLimits,
                     declared: int | None = None) -> bytes:
-    """The request body, refused (``ClientError``) as soon as it is too large or too slow.
+    """The request body, refused (``RequestError``) as soon as it is too large or too slow.
 
     ``declared`` (the ``content-length`` header) is refused before a byte is read
     when it is already over the limit. A client that leaves while sending raises
@@ -66,7 +66,7 @@ async def read_body(receive: Receive, limits: GatewayLimits,
     """
     cap = limits.max_body_bytes
     if declared is not None and declared > cap:
-        raise ClientError(f"request body of {declared} bytes is over the limit of {cap}", 413)
+        raise RequestError(f"request body of {declared} bytes is over the limit of {cap}", 413)
     chunks: list[bytes] = []
     size = 0
     with anyio.move_on_after(limits.body_timeout) as scope:
@@ -77,12 +77,12 @@ async def read_body(receive: Receive, limits: GatewayLimits,
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > cap:
-                raise ClientError(f"request body is over the limit of {cap} bytes", 413)
+                raise RequestError(f"request body is over the limit of {cap} bytes", 413)
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
     if scope.cancelled_caught:
-        raise ClientError(f"request body not received within {limits.body_timeout:g} s", 408)
+        raise RequestError(f"request body not received within {limits.body_timeout:g} s", 408)
     return b"".join(chunks)
 
 
@@ -94,9 +94,9 @@ def _loads(raw: bytes) -> Any:
     try:
         return json.loads(raw or b"null")
     except RecursionError:
-        raise ClientError("request body is nested too deeply") from None
+        raise RequestError("request body is nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-        raise ClientError(f"request body is not JSON: {exc}") from None
+        raise RequestError(f"request body is not JSON: {exc}") from None
 
 
 async def parse_body(raw: bytes, limits: GatewayLimits) -> Any:
@@ -121,21 +121,21 @@ def check_tree(value: Any, limits: GatewayLimits) -> None:
         if not isinstance(node, (dict, list)):
             continue
         if depth > limits.max_json_depth:
-            raise ClientError(f"request body is nested deeper than {limits.max_json_depth}")
+            raise RequestError(f"request body is nested deeper than {limits.max_json_depth}")
         if isinstance(node, dict):
             for key, item in node.items():
                 _check_text(key)
                 stack.append((item, depth + 1))
         else:
             if len(node) > limits.max_items:
-                raise ClientError(f"an array of {len(node)} elements is over the limit of "
+                raise RequestError(f"an array of {len(node)} elements is over the limit of "
                                   f"{limits.max_items}", 413)
             stack.extend((item, depth + 1) for item in node)
     if isinstance(value, dict):
         for name in ("messages", "input"):
             turns = value.get(name)
             if isinstance(turns, list) and len(turns) > limits.max_messages:
-                raise ClientError(f"{len(turns)} {name} are over the limit of "
+                raise RequestError(f"{len(turns)} {name} are over the limit of "
                                   f"{limits.max_messages}", 413)
 
 
@@ -143,13 +143,13 @@ def _check_text(text: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise ClientError("request body holds a string that is not valid Unicode "
+        raise RequestError("request body holds a string that is not valid Unicode "
                           "(a lone surrogate)") from None
 
 
 def _bounded(name: str, value: float | None, low: float, high: float) -> None:
     if value is not None and not low <= value <= high:
-        raise ClientError(f"{name} must be between {low:g} and {high:g}, not {value!r}")
+        raise RequestError(f"{name} must be between {low:g} and {high:g}, not {value!r}")
 
 
 def check_ranges(chat: ChatRequest, limits: GatewayLimits) -> None:
@@ -161,17 +161,17 @@ def check_ranges(chat: ChatRequest, limits: GatewayLimits) -> None:
         _bounded("thinking budget", chat.thinking.budget, 0, limits.max_tokens)
     n = chat.options.get("n")
     if isinstance(n, bool) or (n is not None and not isinstance(n, int)):
-        raise ClientError(f"n must be an integer, not {n!r}")
+        raise RequestError(f"n must be an integer, not {n!r}")
     _bounded("n", n, 1, 128)
     for name in ("frequency_penalty", "presence_penalty"):
         value = chat.options.get(name)
         if value is not None and (isinstance(value, bool)
                                   or not isinstance(value, (int, float))):
-            raise ClientError(f"{name} must be a number, not {value!r}")
+            raise RequestError(f"{name} must be a number, not {value!r}")
         _bounded(name, value, -2, 2)
     top_k = chat.options.get("top_k")
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int)):
-        raise ClientError(f"top_k must be an integer, not {top_k!r}")
+        raise RequestError(f"top_k must be an integer, not {top_k!r}")
     _bounded("top_k", top_k, 0, 1_000_000)
 
 

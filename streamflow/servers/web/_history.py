@@ -30,7 +30,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ...core.errors import ProtocolError
+from ...core.errors import RequestError
 from ...core.events import (
     InlineDataItem,
     InlineThinkingItem,
@@ -50,8 +50,8 @@ _MESSAGES_KEY = {"anthropic": "messages", "openai-chat": "messages",
 _TOOL_STATES_CALLED = ("input-available", "output-available", "output-error")
 
 
-def _bad(message: str) -> ProtocolError:
-    return ProtocolError(f"chat history: {message}")
+def _bad(message: str) -> RequestError:
+    return RequestError(f"chat history: {message}")
 
 
 def _meta(part: Mapping[str, Any], key: str = "providerMetadata") -> dict[str, Any]:
@@ -240,7 +240,7 @@ def from_ui_messages(messages: Sequence[Mapping[str, Any]], *, dialect: str | No
     """The AI SDK ``UIMessage[]`` as a list of Turn, or ``dialect``'s conversation JSON.
 
     See the module doc for the mapping. Raises
-    :class:`~streamflow.core.errors.ProtocolError` for a malformed history.
+    :class:`~streamflow.core.errors.RequestError` for a malformed history.
     """
     if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
         raise _bad("messages must be a list of UI messages")

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...core.errors import ProtocolError
+from ...core.errors import ProtocolError, RequestError
 from ...core.events import InlineDataItem, JSONDict, ThinkingItem, ToolCallItem
 from ...core.requests import ChatRequest, Part, Turn
 from ._readers import b64_field, obj_list, shown  # noqa: F401 (obj_list: for request.py)
@@ -23,9 +23,9 @@ from .request_base import MAX_MODELS
 
 
 def need(body: Mapping[str, Any], key: str, what: str) -> Any:
-    """``body[key]`` (``ProtocolError`` when missing)."""
+    """``body[key]`` (``RequestError`` when missing)."""
     if key not in body:
-        raise ProtocolError(f"{what} needs {key!r}")
+        raise RequestError(f"{what} needs {key!r}")
     return body[key]
 
 
@@ -34,7 +34,7 @@ def opt_float(value: Any, what: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ProtocolError(f"{what} must be a number, not {shown(value)}")
+        raise RequestError(f"{what} must be a number, not {shown(value)}")
     return float(value)
 
 
@@ -42,7 +42,7 @@ def opt_str(value: Any, what: str) -> str | None:
     """``None`` or a string."""
     if value is None or isinstance(value, str):
         return value
-    raise ProtocolError(f"{what} must be a string, not {shown(value)}")
+    raise RequestError(f"{what} must be a string, not {shown(value)}")
 
 
 def stop_list(value: Any) -> list[str]:
@@ -53,7 +53,7 @@ def stop_list(value: Any) -> list[str]:
         return [value]
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return list(value)
-    raise ProtocolError(
+    raise RequestError(
         f"stop sequences must be a string or a list of strings, not {shown(value)}")
 
 
@@ -65,7 +65,7 @@ def text_of(value: Any, what: str) -> str:
         return value
     if isinstance(value, list):
         return "".join(str(obj(p, what).get("text") or "") for p in value)
-    raise ProtocolError(f"{what} must be a string or a list of text parts, not {shown(value)}")
+    raise RequestError(f"{what} must be a string or a list of text parts, not {shown(value)}")
 
 
 def arguments_text(call: ToolCallItem) -> str:
@@ -84,7 +84,7 @@ def arguments_object(value: Any, what: str) -> JSONDict:
         try:
             value = json.loads(value)
         except ValueError:
-            raise ProtocolError(f"{what} arguments are not JSON: {value[:80]!r}") from None
+            raise RequestError(f"{what} arguments are not JSON: {value[:80]!r}") from None
     return obj(value, f"{what} arguments")
 
 
@@ -131,7 +131,7 @@ def json_format(value: Any, what: str) -> JSONDict | None:
     if kind in ("text", "json_object"):
         return {"type": kind}
     if kind != "json_schema":
-        raise ProtocolError(f"{what}.type must be 'text', 'json_object' or 'json_schema', "
+        raise RequestError(f"{what}.type must be 'text', 'json_object' or 'json_schema', "
                             f"not {shown(kind)}")
     spec = obj(value["json_schema"], f"{what}.json_schema") if "json_schema" in value \
         else value
@@ -150,8 +150,11 @@ MODEL_TEXT = 256
 def model_entries(body: Any, key: str, what: str) -> list[dict[str, Any]]:
     """The objects of the list ``body[key]`` of a model list, at most
     :data:`~streamflow.wire.dialects.request_base.MAX_MODELS`; an entry of another kind is
-    left out, a body that is no object or a ``key`` that is no list is a ``ProtocolError``."""
-    entries = obj(body, what).get(key)
+    left out, a body that is no object or a ``key`` that is no list is a ``ProtocolError``
+    (the upstream's answer broke its dialect)."""
+    if not isinstance(body, dict):
+        raise ProtocolError(f"{what} must be an object, not {shown(body)}")
+    entries = body.get(key)
     if entries is None:
         return []
     if not isinstance(entries, list):

@@ -33,6 +33,7 @@ from urllib.parse import quote
 
 from pydantic_core import to_json
 
+from ...core.errors import ProtocolError, RequestError
 from ...core.events import JSONDict
 from ...core.message import Message
 from ...core.requests import ChatRequest
@@ -127,6 +128,23 @@ class ModelInfo:
     deprecated: bool = False
 
 
+class _RequestReader:
+    """A request side's ``parse`` whose every ``ProtocolError`` (the shared value readers
+    raise one, as they do for a stream) is a :class:`RequestError`: a body handed to a
+    request side is the client's, and so is its fault."""
+
+    __slots__ = ("parse",)
+
+    def __init__(self, parse: Callable[[Any], ChatRequest]) -> None:
+        self.parse = parse
+
+    def __call__(self, body: Any) -> ChatRequest:
+        try:
+            return self.parse(body)
+        except ProtocolError as error:
+            raise RequestError(error.message) from None
+
+
 @dataclass(frozen=True, slots=True)
 class RequestSide:
     """The request side of one dialect (see the module doc).
@@ -169,6 +187,10 @@ never written by ``build`` but redacted wherever a URL is shown; ``headers`` are
     read_models: Callable[[Any], list[ModelInfo]] | None = None
     client_models_path: str | None = None
     models_body: Callable[[list[ModelInfo]], JSONDict] | None = None
+
+    def __post_init__(self) -> None:
+        if self.parse is not None and not isinstance(self.parse, _RequestReader):
+            object.__setattr__(self, "parse", _RequestReader(self.parse))
 
     @property
     def stream_dialect(self) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from ....core.errors import ProtocolError
+from ....core.errors import RequestError
 from ....core.events import (
     InlineDataItem,
     InlineThinkingItem,
@@ -62,11 +62,11 @@ def _part(b: JSONDict) -> Part:
             try:
                 data = base64.b64decode(str(source.get("data") or ""), validate=True)
             except ValueError:
-                raise ProtocolError(f"{kind} data is not base64") from None
+                raise RequestError(f"{kind} data is not base64") from None
             return InlineDataItem("inline_data.done", data, str(source.get("media_type") or ""))
         return InlineDataItem("inline_data.done", b"", str(source.get("media_type") or ""),
                               provider={"url": source.get("url"), "source": source})
-    raise ProtocolError(f"unknown content block type {kind!r}")
+    raise RequestError(f"unknown content block type {kind!r}")
 
 
 def messages(turns: list[Turn]) -> list[JSONDict]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....core.errors import ProtocolError
+from ....core.errors import RequestError
 from ....core.events import JSONDict
 from ....core.requests import ChatRequest, Thinking, ToolChoice, ToolSpec, Turn, budget_of
 from .._request_values import (
@@ -63,7 +63,7 @@ def parse(body: Any) -> ChatRequest:
     for message in obj_list(need(body, "messages", "request"), "messages"):
         role = message.get("role")
         if role not in ("user", "assistant"):
-            raise ProtocolError(f"message role must be user or assistant, not {role!r}")
+            raise RequestError(f"message role must be user or assistant, not {role!r}")
         request.turns.append(Turn(role, parts(message.get("content"))))
     server_tools: list[JSONDict] = []
     for tool in obj_list(body.get("tools"), "tools"):
@@ -99,7 +99,7 @@ def _options(request: ChatRequest, body: JSONDict) -> None:
         if fmt is not None:  # structured output: the neutral response_format
             fmt = obj(fmt, "output_config.format")
             if fmt.get("type") != "json_schema":
-                raise ProtocolError("output_config.format.type must be 'json_schema', "
+                raise RequestError("output_config.format.type must be 'json_schema', "
                                     f"not {shown(fmt.get('type'))}")
             request.ask("response_format", "output_config.format", {
                 "type": "json_schema", "name": "output",
@@ -126,7 +126,7 @@ def _tool_choice(choice: JSONDict) -> ToolChoice:
         return ToolChoice("tool", str(need(choice, "name", "tool_choice")), parallel)
     modes = {"auto": "auto", "any": "required", "none": "none"}
     if not isinstance(kind, str) or kind not in modes:
-        raise ProtocolError("tool_choice.type must be 'auto', 'any', 'tool' or 'none', "
+        raise RequestError("tool_choice.type must be 'auto', 'any', 'tool' or 'none', "
                             f"not {shown(kind)}")
     return ToolChoice(modes[kind], None, parallel)  # type: ignore[arg-type]
 

@@ -3,7 +3,7 @@
 Base64 and ``data:`` URLs (audio chunks, images, artifacts), the merging of
 ``reasoning_details`` fragments, and the state of a streaming audio item. Used by
 :mod:`streamflow.wire.dialects.openai_chat._choice`; every malformed value is a
-:class:`ProtocolError`.
+:class:`RequestError`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Final
 from urllib.parse import unquote_to_bytes
 
-from ....core.errors import ProtocolError
+from ....core.errors import RequestError
 from ....core.events import InlineDataItem, JSONDict
 from .._readers import b64_field, expect_str, wrong
 from ..base import merge_provider
@@ -29,7 +29,7 @@ def parse_data_url(url: str) -> tuple[bytes, str] | None:
         return None
     header, sep, payload = url[5:].partition(",")
     if not sep:
-        raise ProtocolError("malformed data: URL (no comma)")
+        raise RequestError("malformed data: URL (no comma)")
     mime = header.split(";", 1)[0]
     if header.endswith(";base64"):
         return b64_field(payload, "image data URL"), mime

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from ....core.errors import ProtocolError
+from ....core.errors import RequestError
 from ....core.events import (
     InlineDataItem,
     JSONDict,
@@ -101,7 +101,7 @@ def parse(body: Any) -> ChatRequest:
                                     text_of(message.get("content"), "tool content"))
             add_parts(request, "user", [result])
         else:
-            raise ProtocolError(f"unknown message role {role!r}")
+            raise RequestError(f"unknown message role {role!r}")
     request.system = "\n\n".join(s for s in system if s) or None
     for tool in obj_list(body.get("tools"), "tools"):
         fn = obj(tool.get("function"), "tool function")
@@ -133,7 +133,7 @@ def _options(request: ChatRequest, body: JSONDict) -> None:
         request.ask("metadata", "metadata", obj(body["metadata"], "metadata"))
     n = opt_int(body.get("n"), "n")
     if n is not None and n < 1:
-        raise ProtocolError(f"n must be at least 1, not {n}")
+        raise RequestError(f"n must be at least 1, not {n}")
     request.ask("n", "n", n if n != 1 else None)
 
 
@@ -180,7 +180,7 @@ def _tool_choice(choice: Any, parallel: Any) -> ToolChoice | None:
     if choice in ("auto", "none", "required"):
         return ToolChoice(choice, None, par)
     if not isinstance(choice, dict):
-        raise ProtocolError("tool_choice must be 'auto', 'none', 'required' or "
+        raise RequestError("tool_choice must be 'auto', 'none', 'required' or "
                             f"{{\"type\": \"function\", \"function\": {{\"name\"}}}}, "
                             f"not {shown(choice)}")
     fn = obj(choice.get("function"), "tool_choice function")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....core.errors import ProtocolError
+from ....core.errors import RequestError
 from ....core.events import (
     InlineDataItem,
     InlineThinkingItem,
@@ -91,7 +91,7 @@ def parse(body: Any) -> ChatRequest:
         elif kind == "message":
             role = item.get("role")
             if role not in ("user", "assistant"):
-                raise ProtocolError(f"unknown message role {role!r}")
+                raise RequestError(f"unknown message role {role!r}")
             add_parts(request, role, _message_parts(item.get("content")))
         elif kind == "function_call":
             call = ToolCallItem("tool_call.done", str(need(item, "name", "function_call")),
@@ -108,7 +108,7 @@ def parse(body: Any) -> ChatRequest:
         elif kind == "reasoning":
             add_parts(request, "assistant", _reasoning(item))
         else:
-            raise ProtocolError(f"unsupported input item type {kind!r}")
+            raise RequestError(f"unsupported input item type {kind!r}")
     request.system = "\n\n".join(s for s in system if s) or None
     other_tools: list[JSONDict] = []
     for tool in obj_list(body.get("tools"), "tools"):
@@ -161,7 +161,7 @@ def _message_parts(content: Any) -> list[Part]:
         elif kind == "input_image":
             parts.append(image_item(str(part.get("image_url") or "")))
         else:
-            raise ProtocolError(f"unsupported content part type {kind!r}")
+            raise RequestError(f"unsupported content part type {kind!r}")
     return parts
 
 
@@ -183,7 +183,7 @@ def _tool_choice(choice: Any, parallel: Any) -> ToolChoice | None:
     if choice in ("auto", "none", "required"):
         return ToolChoice(choice, None, par)
     if not isinstance(choice, dict):
-        raise ProtocolError("tool_choice must be 'auto', 'none', 'required' or "
+        raise RequestError("tool_choice must be 'auto', 'none', 'required' or "
                             f"{{\"type\": \"function\", \"name\"}}, not {shown(choice)}")
     return ToolChoice("tool", str(need(choice, "name", "tool_choice")), par)
 

@@ -2,7 +2,7 @@
 
 :class:`AgentEvent` is one step of a run as :class:`~streamflow.app.agent.AgentStream`
 yields it; :class:`Turn` one request and what came of it; :class:`AgentResult` the
-whole run -- the conversation in the provider's format, the summed usage and, when a
+whole run -- the conversation in the provider's dialect, the summed usage and, when a
 call waits for a person's decision, :attr:`AgentResult.pending`. The state a pending
 run needs to go on is plain JSON (:meth:`AgentResult.to_state`,
 :meth:`AgentResult.from_state`), so it can cross a request or a process. Sans-IO.
@@ -69,7 +69,7 @@ class Turn:
 
 @dataclass(slots=True)
 class AgentResult:
-    """Every turn, and the whole conversation in the provider's format (final answer last).
+    """Every turn, and the whole conversation in the provider's dialect (final answer last).
 
     A run that stopped for approval has :attr:`pending` calls: ``messages`` then ends
     with the assistant message that made them, :attr:`held_results` are the results of

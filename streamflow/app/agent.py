@@ -28,7 +28,7 @@ double -- and runs the stream through the caller's sinks plus a
 :class:`~streamflow.app.tools.dispatch.ToolDispatchSink`. When the turn ends with
 ``finish_reason == "tool_call"``, the assistant message (thinking signatures, tool
 ids and argument objects kept, see :mod:`streamflow.app.providers`) and the tool results,
-both in the provider's own format, are appended to the conversation, and the next
+both in the provider's own dialect, are appended to the conversation, and the next
 turn starts. A conversation still asking for tools after ``max_turns`` turns raises
 ``LimitExceededError(limit="max_turns")``; a failed stream raises its typed error
 (``partial`` attached) and runs no tool (unless ``eager``, where calls already
@@ -131,7 +131,7 @@ class Agent:
         self.limits = limits
 
     def stream(self, prompt: str | Sequence[JSONDict]) -> AgentStream:
-        """The run from ``prompt`` (a user text, or a conversation in provider format) as an
+        """The run from ``prompt`` (a user text, or a conversation in the provider's dialect) as an
         :class:`AgentStream`: ``async with agent.stream(prompt) as run: async for ev in run``.
         """
         messages = ([self.provider.user_message(prompt)] if isinstance(prompt, str)
@@ -139,7 +139,7 @@ class Agent:
         return AgentStream(self, messages)
 
     async def run(self, prompt: str | Sequence[JSONDict]) -> AgentResult:
-        """Run turns from ``prompt`` (a user text, or a conversation in provider format)."""
+        """Run turns from ``prompt`` (a user text, or a conversation in the provider's dialect)."""
         async with self.stream(prompt) as run:
             return await run.final_result()
 

@@ -5,7 +5,7 @@ chunked, realistic pauses) plays the bundled recordings; with a key, or
 ``--base-url`` for any compatible server, the same command talks to the real
 provider (see :mod:`streamflow.demo.plan` for the rules). Turn 1 thinks, speaks and
 calls ``get_weather``; the dispatch sink runs it; the result goes back in the
-provider's format; turn 2 answers; each turn ends with its usage footer.
+provider's dialect; turn 2 answers; each turn ends with its usage footer.
 
 Output piped (not a terminal): the answer text alone on stdout, everything else
 (header, tool results, footers) on stderr. Ctrl-C stops the stream, closes the

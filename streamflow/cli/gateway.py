@@ -10,7 +10,7 @@ Clients speak Anthropic (``POST /v1/messages``), OpenAI chat
 (``/v1/chat/completions``) or OpenAI Responses (``/v1/responses``) to it; the
 gateway speaks ``--upstream-dialect`` to ``--upstream`` (a base URL as the official
 SDKs take it: OpenAI's ends in ``/v1``). Without ``--api-key-env`` the client's own
-key is forwarded. A client option the upstream's format cannot carry is refused
+key is forwarded. A client option the upstream's dialect cannot carry is refused
 with a 400 naming it; ``--drop-unsupported`` drops such options instead (one INFO
 line per option, shown at the default ``--log-level info``).
 ``--carry-key-env`` names the variable holding the key that signs replay-state

@@ -1,4 +1,4 @@
-"""The UniEvent grammar of seed 001, written once: states, symbols and one transition table.
+"""The UniEvent grammar, written once: states, symbols and one transition table.
 
 A stream is ``(K.delta+ K.done)* stop``: groups of one kind that never interleave,
 then exactly one ``stop``. Like h11's ``_state.py`` this module holds the table and
@@ -95,7 +95,7 @@ def step(state: str, sym: str, *, what: str = "event", kind: str = "",
     raise refusal(state, sym, what=what, kind=kind, open_kind=open_kind)
 
 
-# -- the shape of one event (seed 001: a delta holds one item, stop holds none) --------
+# -- the shape of one event (a delta holds one item, stop holds none) -----------------
 def items_refusal(event_type: str, count: int) -> ProtocolError:
     """A ``delta`` without exactly one item, or a ``stop`` with items."""
     if event_type == "stop":

@@ -135,7 +135,7 @@ def effort_of(thinking: Thinking) -> str:
 
 @dataclass(slots=True)
 class ChatRequest:
-    """A chat request in no particular API's format (see the module doc).
+    """A chat request in no particular dialect (see the module doc).
 
     ``options`` holds the neutral options with no field of their own (names of
     ``dialects.request_base.NEUTRAL_OPTIONS``): ``response_format`` (``{"type":
@@ -143,9 +143,9 @@ class ChatRequest:
     "strict"?, "description"?}``), ``seed``, ``top_k``, ``frequency_penalty``,
     ``presence_penalty``, ``user``, ``metadata``, ``n``. ``asked`` maps each option
     the client's body set (these, ``stop`` and ``parallel_tool_calls: false``) to its
-    name in the client's format, so a refusal names it. ``extra`` holds the top-level
+    name in the client's dialect, so a refusal names it. ``extra`` holds the top-level
     fields of the source body the model has no place for, for a builder of the same
-    format to put back; ``source`` names the format it was parsed from.
+    format to put back; ``source`` names the dialect it was parsed from.
     """
 
     model: str = ""

@@ -4,7 +4,7 @@
 port when the plan says ``replay`` (so the request really goes over HTTP), builds
 the provider's request builder, and runs :class:`~streamflow.app.agent.Agent` with the
 caller's render sink: turn 1 streams thinking, text and the ``get_weather`` call,
-the dispatch sink runs the tool, its result goes back in the provider's format, and
+the dispatch sink runs the tool, its result goes back in the provider's dialect, and
 turn 2 streams the answer. Each turn ends with the render sink's usage footer; the
 render sink shows the tool results itself (the Agent hands them over), and a total
 line is printed as a note.

@@ -12,9 +12,8 @@ it finds a later read in progress, and cancels the read's task only when the rea
 it interrupts is past its limit -- the same ``task.cancel()`` / ``uncancel()``
 protocol ``asyncio.timeout`` uses, so cancellation from anywhere else passes
 through untouched. A read thus costs a clock read and a few assignments, where an
-anyio cancel scope per read armed and cancelled a timer every chunk (the gateway's
-CPU per event at 20 streams fell from 196–206 to 138–178 µs with this,
-``bench/README.md``). On every other loop (trio) each read runs in an anyio
+anyio cancel scope per read armed and cancelled a timer every chunk (what it saves
+is in ``bench/README.md``). On every other loop (trio) each read runs in an anyio
 ``move_on_after`` scope.
 
 No timer or scope spans a ``yield`` of the caller: :meth:`ChunkReader.next` is

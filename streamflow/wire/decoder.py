@@ -6,7 +6,7 @@ it: :func:`assemble` (a loop over ``feed``), the ``pipeline``, ``frame`` and
 ``decode`` operators and ``run()``'s :class:`~streamflow.app.runtime.Run` (an ``emit``
 callback each, given when the decoder is built: ``run()``'s emits straight to its fan-out).
 
-The outcome rule (seed 001): a stream ends with ``stop`` or with an exception,
+The outcome rule (of the UniEvent model): a stream ends with ``stop`` or with an exception,
 never both. Once the stop event is out, nothing raises: later frames are counted
 in :attr:`StreamDecoder.ignored_frames` and later bytes in ``ignored_bytes``,
 never framed, decoded or raised -- a duplicated terminator, an oversized trailing
@@ -258,7 +258,7 @@ class StreamDecoder:
         if (self._explicit and isinstance(exc, (ProtocolError, IncompleteStreamError))
                 and not partial.items and partial.id is None and "dialect=" not in exc.message):
             exc.message = (f'{exc.message} (is the body really {self.dialect!r}? '
-                           f'dialect="auto" detects the format)')
+                           f'dialect="auto" detects the dialect)')
             exc.args = (exc.message,)
         return exc
 

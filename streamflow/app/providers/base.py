@@ -99,7 +99,7 @@ class Provider(ABC):
     @abstractmethod
     def request(self, messages: Sequence[Mapping[str, Any]],
                 tools: Iterable[Tool] = ()) -> HTTPRequest:
-        """The streaming request for ``messages`` (provider format) offering ``tools``."""
+        """The streaming request for ``messages`` (in the provider's dialect) offering ``tools``."""
 
     @abstractmethod
     def tool_specs(self, tools: Iterable[Tool]) -> list[JSONDict]:

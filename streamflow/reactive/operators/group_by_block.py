@@ -22,10 +22,9 @@ stops the stream with :class:`~streamflow.SinkError` (``run()`` raises it at onc
 closes the request; under a bare ``scope()`` an unhandled one is raised at its exit).
 
 Routing is one stateful operator (the UniEvent grammar says groups never
-interleave, so the open group is the only candidate). Measured on 200k events
-with one subscriber per block: about 0.9 µs per event on top of the source, against
-about 4.8 µs for ``ops.filter`` + ``ops.group_by`` with a group-counting key -- whose
-inner observables are also hot and drop items emitted before a subscription.
+interleave, so the open group is the only candidate): a fraction of the cost of
+``ops.filter`` + ``ops.group_by`` with a group-counting key (``bench/README.md``) --
+whose inner observables are also hot and drop items emitted before a subscription.
 The stop event belongs to no block; read usage with ``tap_usage`` before this.
 """
 

@@ -8,8 +8,8 @@ Marble::
 The common case of ``frame() -> decode()`` fused: it wraps one
 :class:`streamflow.StreamDecoder` (framer + dialect decoder, sans-IO) per
 subscription, handing it ``observer.on_next`` as its ``emit``, so the per-token work
-stays in the core and the reactive layer costs one hop per event, not three (each
-reactivex hop is 1-2 µs). ``framing=None`` uses
+stays in the core and the reactive layer costs one hop per event, not three.
+``framing=None`` uses
 the dialect's own framing, sniffing it when the dialect is ``"auto"``. Errors reach
 ``on_error`` typed, with ``partial`` attached -- upstream ones (``TransportError``,
 timeouts) too -- and only after every event decoded before the failure, even one

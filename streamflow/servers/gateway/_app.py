@@ -7,20 +7,20 @@
                      api_key=os.environ["GEMINI_API_KEY"])
     # uvicorn.run(app), or mount it: fastapi_app.mount("/llm", app)
 
-Every registered request format with a ``client_path`` is a client route
+Every registered request side with a ``client_path`` is a client route
 (``streamflow.wire.dialects.REQUESTS``): ``POST /v1/messages`` (Anthropic),
 ``/v1/chat/completions`` (OpenAI chat) and ``/v1/responses`` (OpenAI Responses).
-Each reads the client's request with its format's parser, restores the replay
+Each reads the client's request with its dialect's parser, restores the replay
 state the gateway packed into earlier answers (``gateway._carry``),
 sends the request to the upstream in the upstream's dialect (a request already in
 the upstream's dialect goes on as it is, forced to stream), decodes the upstream's
 stream and writes it back through the one encode routine
 (:class:`~streamflow.wire.dialects.encoder.BodyWriter`) with the client dialect's
-encoder as it arrives. ``stream: false`` gets the format's non-streaming body.
+encoder as it arrives. ``stream: false`` gets the dialect's non-streaming body.
 ``GET /v1/models`` lists the upstream's models in the client's shape
 (``gateway._models``).
 
-Nothing the client asked for is lost on the way: an option the upstream's format
+Nothing the client asked for is lost on the way: an option the upstream's dialect
 cannot carry (``response_format`` towards Anthropic, ``stop`` towards Responses,
 ``n > 1`` anywhere the choices would be merged...) is refused with a 400 naming
 it, unless the app was made with ``drop_unsupported=True`` (``streamflow gateway

@@ -2,10 +2,10 @@
 
 What a provider needs back on the next turn (``fidelity``: signatures, encrypted
 reasoning with its item id, a Gemini function call's thought signature) must
-survive a round trip through the client's format, which may have no field for it.
-Every format has a field for an opaque string, so :class:`Carrier` packs what the
+survive a round trip through the client's dialect, which may have no field for it.
+Every dialect has a field for an opaque string, so :class:`Carrier` packs what the
 client cannot hold natively into one (``sf1_`` + a MAC + URL-safe base64 of the
-JSON), signed so a client cannot forge what its own format cannot express:
+JSON), signed so a client cannot forge what its own dialect cannot express:
 
 * a thinking item whose fidelity is more than one signature (OpenRouter's
   ``reasoning_details``...) -> ``fidelity={"signature": <token>}``; a bare

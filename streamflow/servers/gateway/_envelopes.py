@@ -7,7 +7,7 @@ exception class for that status (``anthropic.RateLimitError``,
 ``openai.BadRequestError``...). The upstream's status is kept; failures that have
 none map to 400 (bad request), 502 (upstream unreachable or broken) or 504
 (timeout). The envelope itself is the client dialect's (``error_body`` of its
-request format in the registry). A failure after the answer started is the
+request side in the registry). A failure after the answer started is the
 encoder's in-band error event.
 
 What the upstream said is kept, made safe for the client first (:func:`client_words`):

@@ -2,10 +2,9 @@
 
 httpx's transport reads a streamed body through httpcore and h11: per chunk, an
 await on the socket's stream, two passes of h11's state machine and httpcore's
-exception mapping. On the bench's loopback upstream a client spends about 80 µs of
-CPU per chunk that way, against about 25 µs when httptools parses the bytes in the
-protocol's ``data_received`` and the reader is woken once (``bench/README.md``,
-"Servers"). :class:`H1Transport` sends the gateway's requests that way and hands
+exception mapping: several times the CPU per chunk of httptools parsing the bytes in
+the protocol's ``data_received`` and waking the reader once (``bench/README.md``,
+"Servers", has the figures). :class:`H1Transport` sends the gateway's requests that way and hands
 every other one to :class:`~._transport.LoopTransport` (its parent): a loop other
 than asyncio, a ``HEAD`` or ``CONNECT``, a body of unknown length, a cap on
 connections (httpcore's pool enforces it), HTTP/2.

@@ -1,10 +1,9 @@
 """The gateway's upstream transport: httpx over asyncio's own streams when on asyncio.
 
 httpx's default transport reads through anyio, which on asyncio arms a cancel
-scope and pauses, then resumes, the socket's reader on every read: a client
-reading the bench's loopback upstream (20 streams) spends about 85 µs more CPU
-per chunk with it than with this transport (``bench/README.md``, "Where a
-gateway event's CPU goes"). :class:`LoopTransport` is httpx's own
+scope and pauses, then resumes, the socket's reader on every read, which costs
+a client measurably more CPU per chunk than this transport (``bench/README.md``,
+"Where a gateway event's CPU goes"). :class:`LoopTransport` is httpx's own
 ``AsyncHTTPTransport`` (its connection pool, HTTP/1.1 parser, TLS context and
 exception mapping) with an httpcore network backend that reads from an
 ``asyncio.StreamReader`` instead: no timer unless httpcore asks for a timeout,

@@ -9,7 +9,7 @@ loop above ``thread_above`` bytes, so one large body does not stall the other
 clients) and :func:`check_tree` walks the JSON once, without recursion: nesting
 depth, array lengths, message count and strings that cannot be encoded (a lone
 surrogate such as ``"\\ud800"``). :func:`check_ranges` bounds the neutral options
-the formats define ranges for. Every refusal is a :class:`RequestError` carrying
+the dialects define ranges for. Every refusal is a :class:`RequestError` carrying
 its HTTP status, answered in the client dialect's envelope.
 """
 
@@ -153,7 +153,7 @@ def _bounded(name: str, value: float | None, low: float, high: float) -> None:
 
 
 def check_ranges(chat: ChatRequest, limits: GatewayLimits) -> None:
-    """The neutral options within the ranges the formats define (a 400 otherwise)."""
+    """The neutral options within the ranges the dialects define (a 400 otherwise)."""
     _bounded("max_tokens", chat.max_tokens, 1, limits.max_tokens)
     _bounded("temperature", chat.temperature, 0, 2)
     _bounded("top_p", chat.top_p, 0, 1)
@@ -196,7 +196,7 @@ class _HeadTimer:
     when a response ends, and it closes the connection unless a head arrived since.
     Its state is a slot: an attribute more in uvicorn's protocol's ``__dict__`` would
     take it past the 30 keys CPython shares between instances, and every connection
-    would carry a dict of its own (1.6 KB instead of 0.3; ``bench/README.md``).
+    would carry a dict of its own (``bench/README.md`` has the figures).
     """
 
     __slots__ = ("_header_timer",)

@@ -54,9 +54,9 @@ class AgentRun:
 def agent_run(agent: Agent, prompt: str | Sequence[JSONDict] | Sequence[Turn]) -> AgentRun:
     """The run of ``agent`` on ``prompt``, for a response.
 
-    ``prompt``: a user text, a conversation in the agent's provider format, or the
+    ``prompt``: a user text, a conversation in the agent's provider's dialect, or the
     neutral conversation (``Turn`` s, e.g. from :func:`~streamflow.servers.web.from_ui_messages`),
-    written in the provider's format."""
+    written in the provider's dialect."""
     return AgentRun(agent, prompt)
 
 

@@ -7,7 +7,7 @@ maps a target name to its :class:`Encoder` (``encode.py`` beside ``decode.py``);
 ``vercel-ui`` and ``ag-ui`` are write-only targets. ``REQUESTS`` maps a dialect with
 a request side to the :class:`~streamflow.wire.dialects.request_base.RequestSide` its
 ``request.py`` declares (parser, builder, endpoints, credentials, error envelope);
-providers, the gateway (one client route per format with a ``client_path``), the
+providers, the gateway (one client route per request side with a ``client_path``), the
 CLI and redaction (:func:`credential_headers`, :func:`credential_params`: the one
 credential list :mod:`streamflow.wire.redaction` masks with) read them from here.
 """

@@ -1,6 +1,6 @@
 """Blocks that overlap on the wire, written as UniEvent groups one after another.
 
-Wire formats that number their blocks (Anthropic ``index``, Bedrock
+Dialects that number their blocks (Anthropic ``index``, Bedrock
 ``contentBlockIndex``) may start a block before the one streaming ends -- llama.cpp
 streams parallel ``tool_use`` blocks that way and stops them all at the end. UniEvent
 groups never interleave, so the block that started first streams live, and a block

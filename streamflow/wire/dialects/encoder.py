@@ -2,7 +2,7 @@
 
 An encoder is the mirror of a :class:`~streamflow.wire.dialects.base.Decoder`. It is fed
 the events of one stream in order and returns the bytes to write for each, as they
-arrive (nothing is buffered past what the target format needs)::
+arrive (nothing is buffered past what the target needs)::
 
     enc = get_encoder("anthropic")()
     for event in events:

@@ -6,7 +6,7 @@ a synthetic :class:`~streamflow.wire.framing.sse.ServerSentEvent`, sharing its e
 so the UniEvents are exactly those of that dialect (finish reasons, usage, the
 ``amazon-bedrock-invocationMetrics`` Bedrock appends to the last event, kept in the
 stop event's ``provider["message_stop"]``). Anthropic (Claude) models are decoded;
-another native format raises :class:`ProtocolError` naming its keys. Exception
+another native event shape raises :class:`ProtocolError` naming its keys. Exception
 messages map as in :mod:`streamflow.wire.dialects.bedrock.decode`.
 """
 
@@ -66,7 +66,7 @@ class BedrockInvokeDecoder(Decoder[EventStreamMessage]):
         obj = load_json(native, "bedrock-invoke chunk")
         if type(obj) is not dict or not isinstance(obj.get("type"), str):
             keys = sorted(obj) if isinstance(obj, dict) else type(obj).__name__
-            raise ProtocolError(f"bedrock-invoke: unsupported native event format ({keys}); "
+            raise ProtocolError(f"bedrock-invoke: unsupported native event shape ({keys}); "
                                 "only Anthropic models are decoded", raw=native)
         self._native.handle(ServerSentEvent(native.decode("utf-8", "replace"), obj["type"]))
 

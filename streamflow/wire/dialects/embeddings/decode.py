@@ -7,7 +7,7 @@ The stream is the ``POST /embeddings`` JSON body, delivered whole::
      "usage": {"prompt_tokens": 8, "total_tokens": 8}}
 
 ``embedding`` is a list of floats, or -- with ``encoding_format: "base64"`` -- the
-base64 of little-endian float32 values. As seed 001 says, each input gives one
+base64 of little-endian float32 values. As the UniEvent model says, each input gives one
 ``embedding.delta`` (the whole vector) and one ``embedding.done``, in input order
 (by ``index``, whatever order ``data`` lists them in), then the stop event with
 ``prompt_tokens`` and finish reason ``stop``; the model and any other field go to

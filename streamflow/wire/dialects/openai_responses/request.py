@@ -14,7 +14,7 @@ Built: the mirror image; a reasoning item is written from the summaries and the
 encrypted part that follow each other (its ``id`` from the fidelity, else from the
 summaries' ``provider["item_id"]``; reasoning with neither came from another
 provider and is left out). When reasoning is asked for, ``include`` asks for the
-encrypted content so a later turn can send it back. The format has no stop
+encrypted content so a later turn can send it back. The dialect has no stop
 sequences (``takes`` says so: a request asking for them is refused, see
 :meth:`~streamflow.wire.dialects.request_base.RequestSide.unsupported`).
 """
@@ -138,7 +138,7 @@ def _options(request: ChatRequest, body: JSONDict) -> None:
         text = dict(obj(text, "text"))  # a copy: the client's body stays as it came
         request.ask("response_format", "text.format", json_format(text.pop("format", None),
                                                                   "text.format"))
-        if text:  # verbosity...: the format's own, put back by this builder only
+        if text:  # verbosity...: the dialect's own, put back by this builder only
             request.extra["text"] = text
         else:
             del request.extra["text"]

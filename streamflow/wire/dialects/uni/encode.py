@@ -3,7 +3,7 @@
 Each event is one frame of :meth:`UniEvent.to_dict` (bytes as base64), as a
 data-only SSE event (``uni``) or one JSON line (``uni-jsonl``). A failed stream
 ends with ``{"error": {...}}`` (:meth:`StreamflowError.to_dict`), which the ``uni``
-decoders raise again as the same typed error. Nothing is lost: this is the format
+decoders raise again as the same typed error. Nothing is lost: this is the dialect
 for streamflow talking to streamflow.
 """
 

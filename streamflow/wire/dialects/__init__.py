@@ -1,15 +1,19 @@
 """The dialect registry: one folder per dialect (a provider API's protocol), one line each here.
 
-``DIALECTS`` maps a dialect name to ``"module:Class"`` of its :class:`Decoder`;
-modules are imported on first use. The order is the order ``dialect="auto"`` asks
-each decoder's ``sniff`` about the first frame, most specific first. ``ENCODERS``
-maps a target name to its :class:`Encoder` (``encode.py`` beside ``decode.py``);
-``vercel-ui`` and ``ag-ui`` are write-only targets. ``REQUESTS`` maps a dialect with
-a request side to the :class:`~streamflow.wire.dialects.request_base.RequestSide` its
-``request.py`` declares (parser, builder, endpoints, credentials, error envelope);
-providers, the gateway (one client route per request side with a ``client_path``), the
-CLI and redaction (:func:`credential_headers`, :func:`credential_params`: the one
-credential list :mod:`streamflow.wire.redaction` masks with) read them from here.
+:data:`FOLDERS` lists the dialect folders, in the order ``dialect="auto"`` asks each
+decoder's ``sniff`` about the first frame (most specific first); each folder's
+``__init__.py`` declares its dialect once (``DIALECT = Dialect(...)``: name, decoder,
+encoder, request side; :mod:`._declaration`), and :func:`register` reads it. A dialect
+outside the package is one ``register("your_package.your_dialect")`` call. The views
+built from the declarations map a name to ``"module:attribute"``: ``DIALECTS`` its
+:class:`Decoder`, ``ENCODERS`` its :class:`Encoder` (with :data:`TARGETS`, the
+write-only UI protocols ``vercel-ui`` and ``ag-ui``), ``REQUESTS`` the
+:class:`~streamflow.wire.dialects.request_base.RequestSide` its ``request.py``
+declares (parser, builder, endpoints, credentials, error envelope); each is imported
+on first use. Providers, the gateway (one client route per request side with a
+``client_path``), the CLI and redaction (:func:`credential_headers`,
+:func:`credential_params`: the one credential list :mod:`streamflow.wire.redaction`
+masks with) read them from here.
 """
 
 from __future__ import annotations
@@ -18,52 +22,59 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from ...core.errors import DialectDetectionError
+from ._declaration import Dialect
 from .base import Decoder
 from .encoder import Encoder
 
 if TYPE_CHECKING:
     from .request_base import RequestSide
 
-__all__ = ["DIALECTS", "ENCODERS", "REQUESTS", "Decoder", "Encoder", "credential_headers",
-           "credential_params", "detect_dialect", "dialect_names", "encoder_names", "get_dialect",
-           "get_encoder", "get_request", "request_names"]
+__all__ = ["DIALECTS", "ENCODERS", "FOLDERS", "REQUESTS", "TARGETS", "Decoder", "Dialect",
+           "Encoder", "credential_headers", "credential_params", "detect_dialect",
+           "dialect_names", "encoder_names", "get_dialect", "get_encoder", "get_request",
+           "register", "request_names"]
 
-DIALECTS: dict[str, str] = {
-    "anthropic": "streamflow.wire.dialects.anthropic.decode:AnthropicDecoder",
-    "openai-responses": "streamflow.wire.dialects.openai_responses.decode:OpenAIResponsesDecoder",
-    "gemini": "streamflow.wire.dialects.gemini.decode:GeminiDecoder",
-    "openai-chat": "streamflow.wire.dialects.openai_chat.decode:OpenAIChatDecoder",
-    "bedrock": "streamflow.wire.dialects.bedrock.decode:BedrockDecoder",
-    "bedrock-invoke": "streamflow.wire.dialects.bedrock_invoke.decode:BedrockInvokeDecoder",
-    "ollama": "streamflow.wire.dialects.ollama.decode:OllamaDecoder",
-    "openrouter-image": "streamflow.wire.dialects.openrouter_media.decode:OpenRouterImageDecoder",
-    "speech": "streamflow.wire.dialects.openrouter_media.decode:SpeechDecoder",
-    "openai-embeddings": "streamflow.wire.dialects.embeddings.decode:EmbeddingsDecoder",
-    "uni": "streamflow.wire.dialects.uni.decode:UniDecoder",
-    "uni-jsonl": "streamflow.wire.dialects.uni.decode:UniJSONLDecoder",
-}
+FOLDERS: tuple[str, ...] = tuple(f"streamflow.wire.dialects.{folder}" for folder in (
+    "anthropic", "openai_responses", "gemini", "openai_chat", "bedrock", "bedrock_invoke",
+    "ollama", "openrouter_media", "embeddings", "uni"))
+"""The dialect folders (packages), in sniffing order."""
 
-ENCODERS: dict[str, str] = {
-    "anthropic": "streamflow.wire.dialects.anthropic.encode:AnthropicEncoder",
-    "openai-chat": "streamflow.wire.dialects.openai_chat.encode:OpenAIChatEncoder",
-    "openai-responses": "streamflow.wire.dialects.openai_responses.encode:OpenAIResponsesEncoder",
-    "gemini": "streamflow.wire.dialects.gemini.encode:GeminiEncoder",
-    "ollama": "streamflow.wire.dialects.ollama.encode:OllamaEncoder",
-    "uni": "streamflow.wire.dialects.uni.encode:UniEncoder",
-    "uni-jsonl": "streamflow.wire.dialects.uni.encode:UniJSONLEncoder",
+TARGETS: dict[str, str] = {
     "vercel-ui": "streamflow.wire.targets.vercel_ui.encode:VercelUIEncoder",
     "ag-ui": "streamflow.wire.targets.ag_ui.encode:AGUIEncoder",
 }
+"""The write-only targets (no decoder, no request side: not dialects), by name."""
 
-REQUESTS: dict[str, str] = {
-    "anthropic": "streamflow.wire.dialects.anthropic.request:REQUEST",
-    "openai-chat": "streamflow.wire.dialects.openai_chat.request:REQUEST",
-    "openai-responses": "streamflow.wire.dialects.openai_responses.request:REQUEST",
-    "gemini": "streamflow.wire.dialects.gemini.request:REQUEST",
-}
+DIALECTS: dict[str, str] = {}
+ENCODERS: dict[str, str] = {}
+REQUESTS: dict[str, str] = {}
+
+
+def register(folder: str) -> tuple[Dialect, ...]:
+    """Add the dialect(s) package ``folder`` declares (its ``DIALECT``) to the registry,
+    after the registered ones; returns them. Registering a name again replaces it."""
+    declared = getattr(import_module(folder), "DIALECT", None)
+    dialects = declared if isinstance(declared, tuple) else (declared,)
+    if not dialects or not all(isinstance(d, Dialect) for d in dialects):
+        raise TypeError(f"{folder} declares no DIALECT = Dialect(...) in its __init__.py")
+    located = tuple(d.located(folder) for d in dialects)
+    for dialect in located:
+        for registry, part in ((DIALECTS, dialect.decoder), (ENCODERS, dialect.encoder),
+                               (REQUESTS, dialect.request)):
+            if part is not None:
+                registry[dialect.name] = part
+        _loaded.pop(dialect.name, None)
+        _loaded_encoders.pop(dialect.name, None)
+    return located
+
 
 _loaded: dict[str, type[Decoder]] = {}
 _loaded_encoders: dict[str, type[Encoder]] = {}
+
+for _folder in FOLDERS:
+    register(_folder)
+del _folder
+ENCODERS.update(TARGETS)
 
 
 def _load(registry: dict[str, str], kind: str, name: str) -> Any:

@@ -2,3 +2,7 @@
 
 ``decode.py`` reads its stream; ``wire.py`` holds its wire models.
 """
+
+from .._declaration import Dialect
+
+DIALECT = Dialect("bedrock", decoder=".decode:BedrockDecoder")

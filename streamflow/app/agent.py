@@ -51,7 +51,8 @@ sub-agents its tools ran (:func:`streamflow.app.tools.agent_tool`).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
 
@@ -76,7 +77,7 @@ from ._agent_types import (
     wants_tools,
     without_tool_calls,
 )
-from .providers import HTTPRequest, Provider
+from .providers import HTTPRequest, Provider, provider_for
 from .streaming.async_stream import stream
 from .tools import ToolRegistry, ToolResult, error_result
 from .tools.dispatch import CallHooks, ResultCallback, ToolDispatcher, ToolDispatchSink
@@ -103,13 +104,19 @@ def http_sender(client: httpx.AsyncClient, *, limits: Limits | None = None) -> S
 class Agent:
     """Runs the tool loop of one provider (see the module doc).
 
+    ``provider`` is a :class:`Provider` or a model string (``"anthropic:claude-sonnet-4-5"``,
+    :func:`streamflow.app.providers.provider_for`: key and base URL from the SDK's environment
+    variables). ``send`` posts each request (:func:`http_sender`); without one, each run
+    opens its own ``httpx.AsyncClient`` and closes it when the run ends.
+
     ``sinks`` see every turn's stream (a render sink draws each turn);
     ``on_request(turn_number, request)`` runs before each request is sent and
     ``on_results(results)`` after each turn's tools ran, in call order. ``eager``,
     ``timeout`` and ``max_concurrency`` go to the dispatch sink.
     """
 
-    def __init__(self, provider: Provider, tools: ToolRegistry, send: SendFn, *,
+    def __init__(self, provider: Provider | str, tools: ToolRegistry | None = None,
+                 send: SendFn | None = None, *,
                  sinks: Iterable[SinkLike] = (), max_turns: int = 8, eager: bool = False,
                  timeout: float | None = 30.0, max_concurrency: int = 8,
                  on_request: Callable[[int, HTTPRequest], Any] | None = None,
@@ -118,7 +125,8 @@ class Agent:
                  limits: Limits | None = None) -> None:
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
-        self.provider = provider
+        tools = tools if tools is not None else ToolRegistry()
+        self.provider = provider_for(provider) if isinstance(provider, str) else provider
         self.tools = tools
         self.send = send
         self.sinks = list(sinks)
@@ -273,13 +281,23 @@ class AgentStream:
     # -- the driver --------------------------------------------------------
     async def _drive(self) -> None:
         try:
-            self._result = await self._loop()
+            async with self._sender() as send:
+                self._result = await self._loop(send)
         except Exception as error:  # the iteration raises it, after the events before it
             self._error = error
         finally:
             self._finished = True
             assert self._send is not None
             self._send.close()
+
+    @asynccontextmanager
+    async def _sender(self) -> AsyncIterator[SendFn]:
+        """The agent's ``send``; without one, a client of this run's own, closed after it."""
+        if self.agent.send is not None:
+            yield self.agent.send
+            return
+        async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None)) as client:
+            yield http_sender(client, limits=self.agent.limits)
 
     async def _emit(self, event: AgentEvent) -> None:
         assert self._send is not None
@@ -316,7 +334,7 @@ class AgentStream:
         return CallHooks(hold=hold, on_start=start, on_progress=progress, on_result=done,
                          context=context)
 
-    async def _loop(self) -> AgentResult:
+    async def _loop(self, send: SendFn) -> AgentResult:
         agent, provider = self.agent, self.agent.provider
         turns: list[Turn] = []
         messages = self._messages
@@ -352,7 +370,7 @@ class AgentStream:
                 # the run and its sinks know the request's key, whatever ``send`` returns
                 with with_secrets(secrets):
                     async with dispatch:  # eager calls run in its task group
-                        async with stream(agent.send(request), dialect=provider.dialect,
+                        async with stream(send(request), dialect=provider.dialect,
                                           sinks=(*agent.sinks, dispatch),
                                           limits=agent.limits) as s:
                             async for event in s:

@@ -39,6 +39,7 @@ class AnthropicProvider(Provider):
     name: ClassVar[str] = "anthropic"
     dialect: ClassVar[str] = "anthropic"
     env_key: ClassVar[str] = "ANTHROPIC_API_KEY"
+    env_base_url: ClassVar[str] = "ANTHROPIC_BASE_URL"
     default_base_url: ClassVar[str] = "https://api.anthropic.com"
     default_model: ClassVar[str] = "claude-sonnet-4-5"
 

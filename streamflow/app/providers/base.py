@@ -29,15 +29,17 @@ JSONDict = dict[str, Any]
 class Provider(ABC):
     """Request builder of one provider API (see the module doc).
 
-    ``base_url`` defaults to the provider's public endpoint; ``api_key`` to the
-    provider's environment variable (``env_key``); ``extra_body`` is merged into
-    every request body last (provider-specific options: ``temperature``,
-    ``reasoning``...).
+    ``base_url`` defaults to the environment variable the provider's official SDK reads
+    (``env_base_url``: ``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL``), else the provider's
+    public endpoint; ``api_key`` to the provider's environment variable (``env_key``);
+    ``extra_body`` is merged into every request body last (provider-specific options:
+    ``temperature``, ``reasoning``...).
     """
 
     name: ClassVar[str] = ""
     dialect: ClassVar[str] = ""
     env_key: ClassVar[str] = ""
+    env_base_url: ClassVar[str] = ""
     default_base_url: ClassVar[str] = ""
     default_model: ClassVar[str] = ""
 
@@ -53,7 +55,8 @@ class Provider(ABC):
         self.model = self.model or self.default_model
         if self.api_key is None and self.env_key:
             self.api_key = os.environ.get(self.env_key) or None
-        self.base_url = (self.base_url or self.default_base_url).rstrip("/")
+        from_env = os.environ.get(self.env_base_url) if self.env_base_url else None
+        self.base_url = (self.base_url or from_env or self.default_base_url).rstrip("/")
 
     def __repr__(self) -> str:
         """The provider's fields with no credential: ``api_key='<redacted>'`` when one is

@@ -41,6 +41,7 @@ class OpenAIChatProvider(Provider):
     name: ClassVar[str] = "openai-chat"
     dialect: ClassVar[str] = "openai-chat"
     env_key: ClassVar[str] = "OPENAI_API_KEY"
+    env_base_url: ClassVar[str] = "OPENAI_BASE_URL"
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     default_model: ClassVar[str] = "gpt-4.1-mini"
 

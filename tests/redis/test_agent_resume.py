@@ -21,6 +21,7 @@ from realredis import chat_app
 from streamflow.app.agent import Agent, http_sender
 from streamflow.app.providers import make_provider
 from streamflow.app.tools import ToolRegistry
+from streamflow.core.events import Usage
 from streamflow.servers.replay import ReplayServer, Route
 from streamflow.servers.web import agent_run
 from streamflow.servers.web.resume import ResumableStreams
@@ -36,10 +37,10 @@ def turn(*, call: bool) -> Route:
     em.note({"id": "msg_1", "model": "claude-test"})
     if call:
         em.tool_call('{"city": "Lisbon"}', name="get_weather", tool_call_id="toolu_1")
-        em.stop(None, "tool_call")
+        em.stop(Usage(prompt_tokens=20, response_tokens=7), "tool_call")
     else:
         em.text("17 degrees in Lisbon.")
-        em.stop(None, "stop")
+        em.stop(Usage(prompt_tokens=40, response_tokens=5), "stop")
     return Route(chunks=list(encode(em.drain(), "anthropic")))
 
 
@@ -167,5 +168,7 @@ async def test_a_finished_agent_run_calls_on_finish_once_with_its_steps(
             await anyio.sleep(0.3)
     [(answer, status)] = finished
     assert status == "completed" and answer.text == "17 degrees in Lisbon."
+    assert answer.usage is not None  # every step's, summed
+    assert (answer.usage.prompt_tokens, answer.usage.response_tokens) == (60, 12)
     assert [t.role for t in answer.turns] == ["assistant", "user", "assistant"]
     assert '"temperature": 17' in answer.turns[1].parts[0].text.replace(":17", ": 17")

@@ -126,3 +126,4 @@ async def test_a_failed_agent_run_tells_on_finish_failed_with_its_partial(respon
     assert "Half an ans" in answer_body and "error" in answer_body.lower()
     [(answer, status)] = finished
     assert status == "failed" and answer.text == "Half an ans" and answer.error
+    assert answer.usage is None  # the cut step never reported its totals

@@ -14,6 +14,7 @@ from realdata import DATA
 from security.hostile import serve_sync
 from test_responses import TOOL_TURN, proxy_app
 
+import streamflow
 from streamflow.demo.server import event_chunks
 from streamflow.servers.replay import ReplayServer, Route
 from streamflow.servers.web import (
@@ -81,6 +82,10 @@ async def test_completed_answer_round_trips_to_the_provider(respond: Any) -> Non
     assert response.status_code == 200
     [(answer, status)] = finished.calls
     assert status == "completed"
+    reported = streamflow.assemble([TOOL_TURN.read_bytes()]).usage
+    assert reported is not None and answer.usage is not None
+    assert (answer.usage.prompt_tokens, answer.usage.response_tokens) == (
+        reported.prompt_tokens, reported.response_tokens)  # what the provider said, once
     stored = json.loads(json.dumps(to_ui_message(answer)))  # what the app keeps
     kinds = [p["type"] for p in stored["parts"]]
     assert kinds[:3] == ["step-start", "reasoning", "text"] and kinds[3].startswith("tool-")

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ...app._agent_types import total_usage
 from ...app.tools import ToolResult
 from ...core.events import (
     ContentItem,
@@ -30,6 +31,8 @@ from ...core.events import (
     ThinkingItem,
     ToolCallItem,
     UniEvent,
+    Usage,
+    reported_usage,
 )
 from ...core.message import Message
 from ...core.requests import Part, ToolResultPart, Turn
@@ -49,6 +52,9 @@ class Answer:
     id: str
     turns: list[Turn] = field(default_factory=list)
     error: str | None = None
+    usage: Usage | None = None
+    """The tokens of every step the provider reported, summed (``None``: none reported;
+    a step cut before its end reported none)."""
 
     @property
     def text(self) -> str:
@@ -82,6 +88,9 @@ class AnswerRecorder(AsyncSink):
         if event.event_type == "stop":
             self._close_open()
             self._step = None
+            usage = reported_usage(event.usage_metadata)
+            if usage is not None:
+                self.answer.usage = total_usage([self.answer.usage, usage])
             return True
         for item in event.content_items:
             if item.type.endswith(".done"):

@@ -102,7 +102,7 @@ def test_streamflow_pure_forces_the_pure_build_without_a_warning(tmp_path: Path)
 def test_a_compiled_build_runs_compiled_until_a_source_is_edited(tmp_path: Path) -> None:
     pkg = _copy_package(tmp_path)
     assert _probe(tmp_path) == ("True False", "")
-    message = pkg / "message.py"  # any compiled module: the whole build turns pure
+    message = pkg / "core" / "message.py"  # any compiled module: the whole build turns pure
     message.write_text(message.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     out, err = _probe(tmp_path)
     assert out == "False False"

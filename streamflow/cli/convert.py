@@ -153,9 +153,12 @@ def _value(param: inspect.Parameter, value: str) -> Any:
         except ValueError:
             raise _OptionError(f"--option {param.name} takes a whole number, "
                                f"got {value!r}") from None
-    if get_origin(hint) is Literal and value not in get_args(hint):
-        raise _OptionError(f"--option {param.name} takes one of "
-                           f"{', '.join(map(str, get_args(hint)))}, got {value!r}")
+    if get_origin(hint) is Literal:
+        choices = {str(choice): choice for choice in get_args(hint)}  # Literal[5, 6, 7] too
+        if value not in choices:
+            raise _OptionError(f"--option {param.name} takes one of "
+                               f"{', '.join(choices)}, got {value!r}")
+        return choices[value]
     return value
 
 

@@ -65,7 +65,7 @@ def test_options_reach_the_encoder_and_bad_ones_exit_2(tmp_path: Path) -> None:
     ("openai-chat", "include_usage=maybe", "--option include_usage takes true or false"),
     ("openai-chat", "reasoning=yes", "reasoning must be 'reasoning' or 'reasoning_content': "
      "openai-chat takes reasoning=TEXT"),
-    ("vercel-ui", "ai_sdk=six", "--option ai_sdk takes a whole number, got 'six'"),
+    ("vercel-ui", "ai_sdk=six", "--option ai_sdk takes one of 5, 6, 7, got 'six'"),
     ("vercel-ui", "output_from=json", "--option output_from takes one of auto, text, tool"),
     ("vercel-ui", "output=int", "unknown --option 'output': vercel-ui takes run=true|false"),
     ("uni", "bogus=1", "unknown --option 'bogus': uni takes no options"),

@@ -9,11 +9,11 @@ import pytest
 from parts import npm_install
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
-PACKAGES = ("ai", "ai-latest", "@ag-ui/core", "@ag-ui/client")
+PACKAGES = ("ai", "ai-v6", "ai-latest", "@ag-ui/core", "@ag-ui/client")
 
 
 def install_node_clients(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """tests/web/node with ``ai`` v5, the current ``ai`` major (``ai-latest``) and the
+    """tests/web/node with ``ai`` v5, v6 (``ai-v6``), the current major (``ai-latest``) and the
     AG-UI packages installed (skips without node, npm or the registry). Under
     pytest-xdist the workers' temp dirs share this run's parent, where a failed install
     is noted so that only one worker waits for npm."""

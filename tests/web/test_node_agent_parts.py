@@ -55,8 +55,9 @@ def run_body(target: str, **flavour: Any) -> str:
 
 @pytest.fixture(scope="module")
 def verdict(node_clients: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    case = {"name": "parts", "vercel": run_body("vercel-ui"),
-            "vercelLatest": run_body("vercel-ui", ai_sdk=6), "agui": run_body("ag-ui")}
+    case = {"name": "parts", "vercel": run_body("vercel-ui", ai_sdk=5),
+            "vercelV6": run_body("vercel-ui", ai_sdk=6),
+            "vercelLatest": run_body("vercel-ui"), "agui": run_body("ag-ui")}
     file = tmp_path_factory.mktemp("agent-parts") / "cases.json"
     file.write_text(json.dumps([case]))
     done = subprocess.run([shutil.which("node") or "node", "check.mjs", str(file)],
@@ -70,7 +71,7 @@ def tool_parts(message: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {p["toolCallId"]: p for p in message["parts"] if p["type"].startswith("tool-")}
 
 
-@pytest.mark.parametrize("client", ["vercel", "vercelLatest"])
+@pytest.mark.parametrize("client", ["vercel", "vercelV6", "vercelLatest"])
 def test_both_ai_sdk_majors_fold_the_tool_parts(verdict: dict[str, Any], client: str) -> None:
     got = verdict[client]
     assert got["schemaErrors"] == [] and got["streamErrors"] == []
@@ -91,11 +92,13 @@ def test_progress_is_preliminary_output_before_the_result(verdict: dict[str, Any
     assert len(outputs) == 3  # two preliminary, then the result
 
 
-def test_the_current_ai_sdk_shows_the_call_waiting_for_approval(verdict: dict[str, Any]) -> None:
-    part = tool_parts(verdict["vercelLatest"]["message"])["call_d"]
+@pytest.mark.parametrize("client", ["vercelV6", "vercelLatest"])
+def test_ai_sdk_6_and_7_show_the_call_waiting_for_approval(verdict: dict[str, Any],
+                                                           client: str) -> None:
+    part = tool_parts(verdict[client]["message"])["call_d"]
     assert part["state"] == "approval-requested"
     assert part["approval"] == {"id": "approval-1"}
-    assert "tool-approval-request" in verdict["vercelLatest"]["types"]
+    assert "tool-approval-request" in verdict[client]["types"]
 
 
 def test_ai_sdk_v5_gets_the_approval_request_as_a_data_part(verdict: dict[str, Any]) -> None:

@@ -72,12 +72,17 @@ def oracle(node_clients: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     encoded: dict[str, tuple[Encoded, Encoded]] = {}
     cases = []
     for path in recordings():
-        vercel, agui = encode_recording(path, "vercel-ui"), encode_recording(path, "ag-ui")
+        vercel = encode_recording(path, "vercel-ui", ai_sdk=5)
+        agui = encode_recording(path, "ag-ui")
         encoded[case_name(path)] = (vercel, agui)
         cases.append({"name": case_name(path), "vercel": vercel.body.decode(),
+                      "vercelV6": encode_recording(path, "vercel-ui", ai_sdk=6).body.decode(),
+                      "vercelLatest": encode_recording(path, "vercel-ui").body.decode(),
                       "agui": agui.body.decode()})
     cases.append({"name": "<broken>", "vercel": BROKEN_VERCEL, "agui": BROKEN_AGUI})
-    cases.append({"name": "<agent run>", "vercel": demo_run("vercel-ui").decode(),
+    cases.append({"name": "<agent run>", "vercel": demo_run("vercel-ui", ai_sdk=5).decode(),
+                  "vercelV6": demo_run("vercel-ui", ai_sdk=6).decode(),
+                  "vercelLatest": demo_run("vercel-ui").decode(),
                   "agui": demo_run("ag-ui").decode()})
     file = tmp_path_factory.mktemp("oracle") / "cases.json"
     file.write_text(json.dumps(cases))
@@ -91,9 +96,9 @@ def oracle(node_clients: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
 NAMES = [case_name(p) for p in recordings()]
 
 
-def demo_run(target: str) -> bytes:
+def demo_run(target: str, **flavour: Any) -> bytes:
     """The bundled demo conversation as one run: turn 1, the real tool result, turn 2."""
-    encoder = get_encoder(target)(run=True)
+    encoder = get_encoder(target)(run=True, **flavour)
     turn1 = StreamDecoder("anthropic").feed(recording("anthropic", 1))
     body = b"".join(encoder.feed(e) for e in turn1)
     call = assemble(recording("anthropic", 1), "anthropic").tool_calls[0]
@@ -166,3 +171,33 @@ def test_the_current_ai_sdk_major_reads_our_ui_message_stream(oracle: dict[str, 
     assert verdict["schemaErrors"] == []
     assert folded_parts(verdict["message"]) == expected_parts(encoded.message)
     assert (verdict["streamErrors"] == []) == (encoded.error is None)
+
+
+@pytest.mark.parametrize("major", ["vercelV6", "vercelLatest"])
+@pytest.mark.parametrize("name", NAMES)
+def test_each_ai_sdk_major_reads_the_stream_written_for_it(oracle: dict[str, Any], name: str,
+                                                           major: str) -> None:
+    """ai_sdk=6 checked by ai@6's own schema, ai_sdk=7 (the default) by ai@7's."""
+    encoded, _ = oracle["encoded"][name]
+    verdict = oracle["verdicts"][name][major]
+    assert verdict["schemaErrors"] == []
+    assert folded_parts(verdict["message"]) == expected_parts(encoded.message)
+    assert (verdict["streamErrors"] == []) == (encoded.error is None)
+
+
+def test_a_run_tells_v6_and_later_its_finish_reason_and_v5_nothing_it_does_not_know(
+        oracle: dict[str, Any]) -> None:
+    verdict = oracle["verdicts"]["<agent run>"]
+    for major in ("vercel", "vercelV6", "vercelLatest"):
+        assert verdict[major]["schemaErrors"] == [] and verdict[major]["streamErrors"] == []
+    finishes = {major: [json.loads(e.removeprefix("data: ")) for e in body.split("\n\n")
+                        if e.startswith('data: {"type":"finish"')]
+                for major, body in (("v5", demo_run("vercel-ui", ai_sdk=5).decode()),
+                                    ("v7", demo_run("vercel-ui").decode()))}
+    assert "finishReason" not in finishes["v5"][0]
+    assert finishes["v7"][0]["finishReason"] == "stop"  # the last turn's "stop"
+
+
+def test_an_ai_sdk_major_it_does_not_write_is_refused() -> None:
+    with pytest.raises(ValueError, match="5, 6, 7"):
+        get_encoder("vercel-ui")(ai_sdk=4)

@@ -30,8 +30,8 @@ from ...core.limits import Limits
 from ...core.structured import OutputFrom
 from ...wire.targets._ui_run import UIRunEncoder
 from ...wire.targets.ag_ui.encode import AGUIEncoder
+from ...wire.targets.vercel_ui.encode import CURRENT_AI_SDK, AISDKMajor, VercelUIEncoder
 from ...wire.targets.vercel_ui.encode import HEADERS as UI_MESSAGE_STREAM_HEADERS
-from ...wire.targets.vercel_ui.encode import VercelUIEncoder
 from ._answer import AnswerRecorder, FinishStatus, OnFinish, call_on_finish
 from ._drive import produce
 from ._outbox import Outbox
@@ -97,11 +97,12 @@ def ui_message_stream_response(source: Any, *, dialect: str = "auto",
                                headers: Mapping[str, str] | None = None, output: Any = None,
                                output_from: OutputFrom = "auto",
                                on_finish: OnFinish | None = None,
-                               ai_sdk: int = 5) -> EncodedStreamResponse:
+                               ai_sdk: AISDKMajor = CURRENT_AI_SDK) -> EncodedStreamResponse:
     """The AI SDK UI message stream of ``source`` (what ``useChat`` reads).
 
-    ``ai_sdk`` is the client's major: 5 writes only what v5 knows; 6 and later add the
-    chunks those know (an approval request as ``tool-approval-request``).
+    ``ai_sdk`` is the client's major, 5, 6 or 7 (the current one, the default): 5 writes
+    only what v5 knows; 6 and 7 add the chunks those know (an approval request as
+    ``tool-approval-request``, the run's ``finishReason`` on ``finish``).
 
     ``source`` is a byte source (decoded with ``dialect``), a source of UniEvents, or
     an :func:`~streamflow.servers.web.agent_run` (every turn one step of the same message).

@@ -1,10 +1,12 @@
 // The real clients as oracles: reads cases.json ([{name, vercel, vercelLatest?, agui}], SSE
 // bodies written by streamflow), prints one result per case: the AI SDK v5 schema errors and the
-// UIMessage that readUIMessageStream folds, the same with the current AI SDK major ("ai-latest",
-// reading vercelLatest when the case has one, else vercel), and the AG-UI schema errors and
+// UIMessage that readUIMessageStream folds, the same with AI SDK 6 ("ai-v6", reading vercelV6 when
+// the case has one) and the current AI SDK major ("ai-latest", reading vercelLatest when the case
+// has one, else vercel), and the AG-UI schema errors and
 // verifyEvents' verdict.
 import { readFileSync } from "node:fs";
 import * as ai5 from "ai";
+import * as ai6 from "ai-v6";
 import * as aiLatest from "ai-latest";
 import { EventSchemas } from "@ag-ui/core/schemas";
 import { verifyEvents } from "@ag-ui/client";
@@ -61,6 +63,7 @@ for (const c of cases) {
   results.push({
     name: c.name,
     vercel: await checkVercel(c.vercel),
+    vercelV6: c.vercelV6 ? await checkVercel(c.vercelV6, ai6) : null,
     vercelLatest: await checkVercel(c.vercelLatest ?? c.vercel, aiLatest),
     agui: await checkAgui(c.agui),
   });

@@ -1,4 +1,10 @@
-"""UniEvents (or a whole Agent run) as the AI SDK v5 UI message stream.
+"""UniEvents (or a whole Agent run) as the AI SDK UI message stream, for the client's major.
+
+``ai_sdk`` chooses the chunk set, each checked against that package's own schema
+(``uiMessageChunkSchema`` of ``ai`` 5, 6 and 7 in ``tests/web``): 7, the current major, by
+default. 5 writes only what every v5 client knows; 6 and 7 add an approval request as
+``tool-approval-request`` and the run's ``finishReason`` on ``finish`` (v7 reads the same
+chunks as v6).
 
 SSE, one ``data: <json>`` chunk per event, ended by ``data: [DONE]``. A run is one
 UI message: ``start``, then per turn ``start-step`` .. ``finish-step`` with the
@@ -22,13 +28,14 @@ Fidelity (thinking signatures) and provider extras of an item travel as
 ``providerMetadata: {"streamflow": {"fidelity": ..., "provider": ...}}`` on the
 closing chunk. The usage, model and finish reason of every turn are the message
 metadata: ``message-metadata`` after each step, and on ``finish``
-(:meth:`~streamflow.wire.targets._ui_run.UIRunEncoder.summary`). Only fields every v5
-client knows are sent (no ``finishReason`` on ``finish``: it came late in v5).
+(:meth:`~streamflow.wire.targets._ui_run.UIRunEncoder.summary`). With ``ai_sdk=5`` only
+fields every v5 client knows are sent (no ``finishReason`` on ``finish``: it came late in
+v5).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic_core import from_json, to_json
 
@@ -40,7 +47,7 @@ from ...dialects._frames_out import sse as chunk
 from ...dialects._frames_out import sse_data
 from .._ui_run import UIRunEncoder, b64, error_text, partial_arguments, streamflow_metadata
 
-__all__ = ["HEADERS", "VercelUIEncoder"]
+__all__ = ["AISDKMajor", "CURRENT_AI_SDK", "HEADERS", "VercelUIEncoder"]
 
 HEADERS: dict[str, str] = {
     "cache-control": "no-cache",
@@ -62,6 +69,15 @@ def _with(payload: JSONDict, **optional: Any) -> JSONDict:
     return payload
 
 
+AISDKMajor = Literal[5, 6, 7]
+"""The AI SDK majors whose UI message stream this writes."""
+CURRENT_AI_SDK: AISDKMajor = 7
+"""The current major of the npm ``ai`` package: the default."""
+
+_FINISH_REASONS = {"stop": "stop", "length": "length", "tool_call": "tool-calls"}
+"""A UniEvent finish reason as the AI SDK's ``finishReason`` (the rest: ``other``)."""
+
+
 class VercelUIEncoder(UIRunEncoder):
     """Writes the AI SDK v5 UI message stream (see the module doc for the mapping)."""
 
@@ -71,7 +87,11 @@ class VercelUIEncoder(UIRunEncoder):
     """The structured output's data part: ``data-output``, id ``output``."""
 
     def __init__(self, *, run: bool = False, message_id: str | None = None,
-                 ai_sdk: int = 5, output: Any = None, output_from: OutputFrom = "auto") -> None:
+                 ai_sdk: AISDKMajor = CURRENT_AI_SDK, output: Any = None,
+                 output_from: OutputFrom = "auto") -> None:
+        if ai_sdk not in get_args(AISDKMajor):
+            raise ValueError(f"ai_sdk is the AI SDK major the client runs: one of "
+                             f"{', '.join(map(str, get_args(AISDKMajor)))}, not {ai_sdk!r}")
         super().__init__(run=run, message_id=message_id, output=output,
                          output_from=output_from)
         self.ai_sdk = ai_sdk
@@ -89,7 +109,12 @@ class VercelUIEncoder(UIRunEncoder):
         return out
 
     def end_run(self) -> bytes:
-        return chunk({"type": "finish", "messageMetadata": self.summary()}) + _DONE
+        summary = self.summary()
+        finish: JSONDict = {"type": "finish"}
+        if self.ai_sdk >= 6:
+            finish["finishReason"] = _FINISH_REASONS.get(summary["finish_reason"], "other")
+        finish["messageMetadata"] = summary
+        return chunk(finish) + _DONE
 
     def output_update(self, value: Any, previous: Any) -> bytes:
         # one data part, replaced in place by its id as the object grows

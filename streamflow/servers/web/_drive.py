@@ -20,14 +20,14 @@ from ...app.agent import Agent, AgentEvent, AgentResult, AgentStream, Decision
 from ...app.runtime import run
 from ...app.tools import ToolResult
 from ...core.errors import StreamflowError
-from ...core.events import JSONDict, UniEvent
+from ...core.events import JSONDict, ToolCallItem, UniEvent
 from ...core.limits import Limits
 from ...core.requests import Turn
 from ...reactive.sinks.base import AsyncSink
 from ...wire.dialects.encoder import BodyWriter
 from ...wire.dialects.ui_agent import feed_agent_event
 from ...wire.targets._ui_run import UIRunEncoder
-from ._history import to_dialect
+from ._history import from_ui_messages, to_dialect, waiting_step
 from ._outbox import Outbox
 
 
@@ -66,6 +66,30 @@ def agent_resume(agent: Agent, result: AgentResult,
     response: ``decisions`` maps each waiting call id to ``True`` (run it), ``False``
     or a reason (deny it); ``result`` may be ``AgentResult.from_state(...)``."""
     return AgentRun(agent, (), result, dict(decisions))
+
+
+def agent_answer(agent: Agent, messages: Sequence[Mapping[str, Any]]) -> AgentRun:
+    """The agent's answer to a chat's AI SDK ``UIMessage[]``, from the history alone.
+
+    A history whose last step ends in tool calls a person answered (the
+    ``approval-responded`` parts ``addToolApprovalResponse`` sends) goes on from that
+    step: each approved call runs, once, each denied one gets the model a tool error
+    saying so, the step's other results are kept as they came, and the run continues --
+    on any instance, with nothing kept between the requests. Any other history is a new
+    run on it (:func:`~streamflow.servers.web.from_ui_messages`). A call asked about and
+    not answered is a :class:`~streamflow.core.errors.RequestError`.
+    """
+    waiting = waiting_step(messages)
+    if waiting is None:
+        return AgentRun(agent, from_ui_messages(messages))
+    turns, calls, done = waiting
+    held = [ToolResult(r.tool_call_id, r.name or "", r.content, r.is_error) for r in done]
+    order = [c.tool_call_id for t in turns[-1:] for c in t.parts if isinstance(c, ToolCallItem)]
+    result = AgentResult([], to_dialect(turns, agent.provider.dialect), pending=calls,
+                         held_results=held, call_order=order)
+    answered = approvals(messages[-1:])
+    return AgentRun(agent, (), result, {c.tool_call_id: answered.get(c.tool_call_id, False)
+                                        for c in calls})
 
 
 def approvals(messages: Sequence[Mapping[str, Any]]) -> dict[str, bool | str]:

@@ -19,6 +19,11 @@ dialect's request builder). It follows the AI SDK's ``convertToModelMessages``:
   ``source-*`` parts are left out (as the AI SDK does); ``system`` messages are left
   out: the system prompt is the app's (``ChatRequest.system``).
 
+A tool part a person answered (``approval-requested`` / ``approval-responded``, AI SDK 6
+and later) holds a call with no result yet, which a provider refuses in a conversation
+that goes on, so :func:`from_ui_messages` leaves it out; :func:`waiting_step` reads a
+history whose last step ends in such answers (what ``agent_answer`` resumes).
+
 AG-UI's ``RunAgentInput`` is read in ``web._history_agui``.
 """
 
@@ -258,3 +263,51 @@ def from_ui_messages(messages: Sequence[Mapping[str, Any]], *, dialect: str | No
         elif role != "system":
             raise _bad(f"unknown message role {role!r}")
     return turns if dialect is None else to_dialect(turns, dialect)
+
+
+_ANSWERED = "approval-responded"
+_ASKED = "approval-requested"
+
+
+def waiting_step(messages: Sequence[Mapping[str, Any]]
+                 ) -> tuple[list[Turn], list[ToolCallItem], list[ToolResultPart]] | None:
+    """When ``messages`` end with the assistant's step whose tool calls a person answered
+    (``approval-responded`` parts): the conversation up to and including that step's
+    calls, the calls answered, and the step's results already in (its other calls).
+    ``None`` for any other history. An asked call still without an answer is a
+    :class:`~streamflow.core.errors.RequestError` (nothing can run until it has one)."""
+    if not messages or not isinstance(messages[-1], Mapping) or \
+            messages[-1].get("role") != "assistant":
+        return None
+    parts = _parts(messages[-1])
+    starts = [i for i, p in enumerate(parts) if p["type"] == "step-start"]
+    step = parts[starts[-1] if starts else 0:]
+    tools = [p for p in step if _is_tool(str(p["type"]))]
+    if not any(p.get("state") == _ANSWERED for p in tools):
+        return None
+    asked = [str(p.get("toolCallId")) for p in tools if p.get("state") == _ASKED]
+    if asked:
+        raise _bad(f"the tool call {asked[0]!r} waits for a person's answer")
+    earlier = dict(messages[-1], parts=parts[:starts[-1]] if starts else [])
+    turns: list[Turn] = from_ui_messages([*messages[:-1], earlier])
+    content: list[Part] = []
+    waiting: list[ToolCallItem] = []
+    done: list[ToolResultPart] = []
+    for part in step:
+        kind = str(part["type"])
+        if kind == "text" and part.get("text"):
+            content.append(TextItem("text.done", str(part["text"]), _fidelity(_meta(part)),
+                                    _provider(_meta(part))))
+        elif kind == "reasoning":
+            item = _reasoning(part)
+            if item is not None:
+                content.append(item)
+        elif _is_tool(kind) and part.get("state") in (*_TOOL_STATES_CALLED, _ANSWERED):
+            call, result = _tool(part)
+            content.append(call)
+            if part.get("state") == _ANSWERED:
+                waiting.append(call)
+            elif result is not None:
+                done.append(result)
+    turns.append(Turn("assistant", content))
+    return turns, waiting, done

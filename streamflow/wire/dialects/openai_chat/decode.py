@@ -72,6 +72,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from mypy_extensions import mypyc_attr
 from pydantic import BaseModel
 from pydantic_core import from_json
 
@@ -90,6 +91,7 @@ from .wire import parse_event
 __all__ = ["FINISH_REASONS", "OpenAIChatDecoder", "openai_usage", "parse_event"]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # an OpenAI-compatible dialect subclasses it
 class OpenAIChatDecoder(Decoder[ServerSentEvent]):
     """Sans-IO decoder of OpenAI-compatible chat completion chunks (see module doc)."""
 

@@ -12,8 +12,8 @@ initial messages); the database is a file, so chats survive a restart.
 ``/api/agui`` serves an AG-UI ``HttpAgent`` the same way (its thread is the chat).
 
 With ``REDIS_URL`` set, every instance shares the answers through
-:class:`~streamflow.servers.web.resume.ResumableStreams`: an answer (one model turn) is
-produced into Redis, ``GET /api/chat/{id}/stream`` resumes it (the AI SDK's
+:class:`~streamflow.servers.web.resume.ResumableStreams`: an answer (the whole agent run,
+tool calls and all) is produced into Redis, ``GET /api/chat/{id}/stream`` resumes it (the AI SDK's
 ``resume: true``), and ``POST /api/chat/{id}/stop`` -- where the page's stop button
 goes besides aborting its fetch -- stops it on whichever instance runs it (the chat's
 ``x-resume-token`` required); ``on_finish`` then stores the partial.
@@ -42,7 +42,6 @@ from streamflow.servers.web import (
     agent_run,
     from_run_agent_input,
     from_ui_messages,
-    to_dialect,
     to_ui_message,
     ui_message_stream_response,
 )
@@ -102,13 +101,12 @@ async def chat(request: Request) -> Response:  # useChat's transport posts {id, 
     store.save(chat_id, new)
     history = store.load(chat_id)
     message_id = f"{new['id']}-answer"
-    if streams is not None:  # one model turn through Redis: resumable, stoppable anywhere
-        messages = to_dialect(from_ui_messages(history), provider.dialect)
-        source = http_sender(client)(provider.request(messages, tools))
-        return await streams.create(request, chat_id, source, to="vercel-ui",
+    run = agent_run(agent, from_ui_messages(history))
+    if streams is not None:  # the run through Redis: resumable, stoppable from any instance
+        return await streams.create(request, chat_id, run, to="vercel-ui",
                                     on_finish=saver(chat_id, message_id), message_id=message_id)
-    return ui_message_stream_response(agent_run(agent, from_ui_messages(history)),
-                                      message_id=message_id, on_finish=saver(chat_id, message_id))
+    return ui_message_stream_response(run, message_id=message_id,
+                                      on_finish=saver(chat_id, message_id))
 
 
 async def messages(request: Request) -> Response:

@@ -9,9 +9,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from realdata import ROOT
+from realredis import redis_server, redis_url  # noqa: F401 - fixtures
 from security.hostile import serve_sync
 from test_responses import TOOL_TURN
 
@@ -52,22 +54,42 @@ def user(mid: str, text: str) -> dict[str, Any]:
     return {"id": mid, "role": "user", "parts": [{"type": "text", "text": text}]}
 
 
+TOKENS: dict[str, str] = {}
+"""The chat's resume token, as the page keeps it (ResumableStreams issues it on the first
+answer and wants it back for the next ones)."""
+
+
 async def ask(module: Any, chat_id: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One POST as useChat sends it; the chat's stored messages afterwards."""
     with serve_sync(module.app) as url:
         async with httpx.AsyncClient(timeout=30) as client:
+            token = TOKENS.get(chat_id)
             answer = await client.post(url + "/api/chat", json={
-                "id": chat_id, "trigger": "submit-message", "messages": messages})
+                "id": chat_id, "trigger": "submit-message", "messages": messages},
+                headers={"x-resume-token": token} if token else {})
+            if answer.headers.get("x-resume-token"):
+                TOKENS[chat_id] = answer.headers["x-resume-token"]
             assert answer.status_code == 200 and b'"finish"' in answer.content
-            stored = (await client.get(url + f"/api/chat/{chat_id}")).json()
+            with anyio.fail_after(5):  # through Redis, on_finish runs as the producer ends
+                while (stored := (await client.get(url + f"/api/chat/{chat_id}")).json()
+                       )[-1]["role"] != "assistant":
+                    await anyio.sleep(0.05)
     module.store.db.close()
     assert isinstance(stored, list)
     return stored
 
 
-async def test_three_turns_with_restarts(tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("shared", ["sqlite", "sqlite+redis"])
+async def test_three_turns_with_restarts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         request: pytest.FixtureRequest, shared: str) -> None:
+    """Three turns, the app restarted between them; with REDIS_URL every answer, the tool
+    turn's whole agent run included, goes through ResumableStreams."""
+    if shared == "sqlite+redis":
+        monkeypatch.setenv("REDIS_URL", request.getfixturevalue("redis_url"))
+    else:
+        monkeypatch.delenv("REDIS_URL", raising=False)
     db = tmp_path / "chats.db"
+    TOKENS.clear()
     routes = {"/v1/messages": [Route.from_body(text_turn("Hello Ada!")),
                                Route.from_body(TOOL_TURN.read_bytes()),
                                Route.from_body(text_turn("17 degrees in Paris.")),

@@ -35,6 +35,10 @@ stream ends with a ``cancelled`` terminal entry after the partial, so every read
 ends, and ``on_finish(answer, status="aborted")`` is called. ``on_finish`` is called
 once per answer on the instance that produced it (``completed``, ``failed`` with the
 partial, ``aborted`` when stopped or the app shut down).
+
+The producer side is :func:`launch` (the chat's token kept or issued, the stream's
+``start`` entry written, the chat pointed at it) and :func:`produce`, the one producer of
+byte sources, UniEvent sources and Agent runs alike.
 """
 
 from __future__ import annotations

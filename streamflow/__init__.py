@@ -53,6 +53,7 @@ from .wire.encoding import encode
 
 if TYPE_CHECKING:  # loaded lazily at run time (see _LAZY below); typed for mypy and editors
     from .app.agent import Agent, AgentEvent, AgentResult, AgentStream
+    from .app.models import from_model
     from .app.runtime import run, run_sync
     from .app.streaming import Stream, SyncStream, stream, stream_sync
     from .app.tools import ToolRegistry
@@ -93,6 +94,7 @@ __all__ = [
     "ProviderError",
     "Recorder",
     "RenderSink",
+    "from_model",
     "SchemaRefusedError",
     "SinkError",
     "SinkLike",
@@ -142,6 +144,7 @@ _LAZY: dict[str, str] = {
     "AgentResult": "streamflow.app.agent",
     "AgentStream": "streamflow.app.agent",
     "ToolRegistry": "streamflow.app.tools",
+    "from_model": "streamflow.app.models",
     "ToolDispatchSink": "streamflow.app.tools.dispatch",
     "RenderSink": "streamflow.reactive.sinks.render",
     "Recorder": "streamflow.reactive.sinks.recorder",

@@ -74,3 +74,25 @@ async def test_a_send_of_the_callers_is_used_as_it_is() -> None:
         result = await agent.run(DEMO_PROMPT)
         assert not client.is_closed  # the caller's client stays the caller's
     assert "bring a light jacket" in result.text
+
+
+async def test_a_model_string_is_a_source_for_run_and_stream(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``from_model`` takes the string Agent takes; each subscription its own client,
+    closed when the stream ends (no ResourceWarning)."""
+    async with DemoServer("openai-chat", fast=True) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        source = streamflow.from_model("openai:gpt-4.1-mini", DEMO_PROMPT, tools=demo_tools(),
+                                       max_tokens=300)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ResourceWarning)
+            message = await streamflow.run(source)
+            async with streamflow.stream(source) as s:  # cold: subscribed again, sent again
+                kinds = [e.event_type async for e in s]
+            gc.collect()
+        sent = [hit.json() for hit in server.hits]
+    assert message.finish_reason == "tool_call" and message.tool_calls[0].name == "get_weather"
+    assert kinds[-1] == "stop" and len(sent) == 2
+    assert sent[0]["model"] == "gpt-4.1-mini" and sent[0]["max_tokens"] == 300
+    assert server.hits[0].headers["authorization"] == "Bearer sk-from-env"

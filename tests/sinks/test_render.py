@@ -204,6 +204,30 @@ def test_interrupt_keeps_the_partial_answer_marked() -> None:
     assert text.index("Second, cut sho") < text.index("interrupted")
 
 
+@pytest.mark.parametrize("cut", ["Right now, so:\n\n* **Yes, bring", "Run `pip inst",
+                                 "**Both `open"])
+def test_an_interrupt_inside_open_markdown_shows_no_raw_marks(cut: str) -> None:
+    """Ctrl-C inside ``**bold`` or a code span: the partial prints as Markdown (the open
+    marks closed for the screen), never with the raw ``**`` / backtick left behind."""
+    console, buf = tty()
+    sink = RenderSink(console, clock=Ticker())
+    for event in events(cut, stop=False):
+        sink.on_next(event)
+    sink.interrupted()
+    text = visible(buf.getvalue())
+    assert "**" not in text and "`" not in text
+    assert cut.split()[-1].strip("*`") in text and "⏹ interrupted" in text
+
+
+def test_a_finished_answer_keeps_the_models_own_marks() -> None:
+    """Only a cut block is closed: a finished answer is the model's, marks and all."""
+    console, buf = tty()
+    sink = RenderSink(console, clock=Ticker())
+    for event in events("a lone ** in a finished answer"):
+        sink.on_next(event)
+    assert "a lone ** in a finished answer" in visible(buf.getvalue())
+
+
 def test_cancel_error_in_plain_mode_goes_to_stderr() -> None:
     buf, err = io.StringIO(), io.StringIO()
     sink = RenderSink(Console(file=buf), err_file=err)

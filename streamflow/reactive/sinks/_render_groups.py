@@ -15,7 +15,7 @@ from rich.text import Text
 from ...core.events import ContentItem, ToolCallItem
 from ...core.partial_json import ArgumentBuffer
 from ._render_live import LiveScreen
-from ._render_markdown import BlockSplitter, BottomLines, LineBreakMarkdown
+from ._render_markdown import BlockSplitter, BottomLines, LineBreakMarkdown, closed_inline
 from ._render_parts import THINKING_STYLE, other_line, tool_line
 from ._render_plain import PlainWriter
 from .sanitize import StreamSanitizer, sanitize
@@ -108,12 +108,15 @@ class GroupDrawer:
                 self._print(other_line(item), gap=True)
             self._kind = None
 
-    def _close_group(self) -> None:
-        """Flush what the open group still holds (one full render of the tail)."""
+    def _close_group(self, cut: bool = False) -> None:
+        """Flush what the open group still holds (one full render of the tail); ``cut``:
+        the stream ended inside it, so Markdown it left open is closed for the screen."""
         kind, self._kind = self._kind, None
         if kind in ("text", "thinking"):
             self._san.close()
             rest = self._splitter.flush()
+            if cut and kind == "text":
+                rest = closed_inline(rest)
             if rest.strip() and not self.plain:
                 self._print(self._block(rest, kind), gap=True)
         elif kind == "tool_call" and self._tool is not None:
@@ -139,6 +142,8 @@ class GroupDrawer:
         height = max(1, self.console.size.height - 2)
         if kind in ("text", "thinking"):
             tail = self._splitter.tail(max_lines=height)
+            if kind == "text":  # the open block as it will read once closed, not raw marks
+                tail = closed_inline(tail)
             return BottomLines(self._block(tail), height) if tail.strip() else None
         if kind == "tool_call" and self._tool is not None:
             return tool_line(self._tool[0], self._tool[1].snapshot(), final=False)

@@ -153,3 +153,22 @@ def _harden(tokens: Iterable[Any]) -> None:
             token.type = "hardbreak"
         if token.children:
             _harden(token.children)
+
+
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+
+
+def closed_inline(text: str) -> str:
+    """``text`` as a block cut mid-stream shows it: an emphasis (``**``) or a code span
+    (`````) still open is closed, so the cut answer prints as Markdown, not as raw marks.
+    Text in a fenced block is left as it is (an open fence renders as code anyway)."""
+    if _FENCE.match(text.lstrip()):
+        return text
+    bare = _CODE_SPAN.sub("", text)
+    end = ""
+    if bare.count("`") % 2:
+        end += "`"
+        bare = bare[:bare.rindex("`")]
+    if bare.count("**") % 2:
+        end += "**"
+    return text.rstrip() + end if end else text

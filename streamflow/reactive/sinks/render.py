@@ -137,7 +137,7 @@ class RenderSink(GroupDrawer, BaseSink):
             self._end(None)
 
     def _restart(self, notice: StreamRestart) -> None:
-        self._close_group()
+        self._close_group(cut=True)
         self._screen.stop(restore=False)
         if self.plain:
             self._plain_out.end_line()
@@ -188,7 +188,7 @@ class RenderSink(GroupDrawer, BaseSink):
 
     def _end(self, error: BaseException | None) -> None:
         self.stats.finish(error)
-        self._close_group()
+        self._close_group(cut=True)
         self._screen.stop()
         self._finished = True
         received = self.stats.events > 0

@@ -179,7 +179,10 @@ def _user_turn(message: Mapping[str, Any], map_data: DataMapper | None) -> Turn:
     return Turn("user", parts)
 
 
-def _assistant_turns(message: Mapping[str, Any], map_data: DataMapper | None) -> list[Turn]:
+def _assistant_turns(message: Mapping[str, Any], map_data: DataMapper | None,
+                     called: tuple[str, ...] = _TOOL_STATES_CALLED) -> list[Turn]:
+    """One assistant turn per step, each followed by a user turn of its results; a tool
+    part is a call when its state is one of ``called``."""
     turns: list[Turn] = []
     content: list[Part] = []
     results: list[Part] = []
@@ -207,7 +210,7 @@ def _assistant_turns(message: Mapping[str, Any], map_data: DataMapper | None) ->
         elif kind == "file":
             content.append(_file(part))
         elif _is_tool(kind):
-            if part.get("state") in _TOOL_STATES_CALLED:
+            if part.get("state") in called:
                 call, result = _tool(part)
                 content.append(call)
                 if result is not None:
@@ -290,24 +293,10 @@ def waiting_step(messages: Sequence[Mapping[str, Any]]
         raise _bad(f"the tool call {asked[0]!r} waits for a person's answer")
     earlier = dict(messages[-1], parts=parts[:starts[-1]] if starts else [])
     turns: list[Turn] = from_ui_messages([*messages[:-1], earlier])
-    content: list[Part] = []
-    waiting: list[ToolCallItem] = []
-    done: list[ToolResultPart] = []
-    for part in step:
-        kind = str(part["type"])
-        if kind == "text" and part.get("text"):
-            content.append(TextItem("text.done", str(part["text"]), _fidelity(_meta(part)),
-                                    _provider(_meta(part))))
-        elif kind == "reasoning":
-            item = _reasoning(part)
-            if item is not None:
-                content.append(item)
-        elif _is_tool(kind) and part.get("state") in (*_TOOL_STATES_CALLED, _ANSWERED):
-            call, result = _tool(part)
-            content.append(call)
-            if part.get("state") == _ANSWERED:
-                waiting.append(call)
-            elif result is not None:
-                done.append(result)
-    turns.append(Turn("assistant", content))
+    answered = {str(p.get("toolCallId")) for p in tools if p.get("state") == _ANSWERED}
+    calls, *results = _assistant_turns({"parts": step}, None, (*_TOOL_STATES_CALLED, _ANSWERED))
+    waiting = [c for c in calls.parts
+               if isinstance(c, ToolCallItem) and c.tool_call_id in answered]
+    done = [r for turn in results for r in turn.parts if isinstance(r, ToolResultPart)]
+    turns.append(calls)
     return turns, waiting, done

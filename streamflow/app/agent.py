@@ -77,6 +77,7 @@ from ._agent_types import (
     wants_tools,
     without_tool_calls,
 )
+from .models import own_client
 from .providers import HTTPRequest, Provider, provider_for
 from .streaming.async_stream import stream
 from .tools import ToolRegistry, ToolResult, error_result
@@ -296,7 +297,7 @@ class AgentStream:
         if self.agent.send is not None:
             yield self.agent.send
             return
-        async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None)) as client:
+        async with own_client() as client:
             yield http_sender(client, limits=self.agent.limits)
 
     async def _emit(self, event: AgentEvent) -> None:

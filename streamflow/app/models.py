@@ -26,7 +26,12 @@ from .tools import Tool
 __all__ = ["from_model"]
 
 TIMEOUT = httpx.Timeout(30.0, read=None)
-"""The source's own client: 30 s to connect, write and pool; reads bounded by ``Limits``."""
+"""A run's own client: 30 s to connect, write and pool; reads bounded by ``Limits``."""
+
+
+def own_client() -> httpx.AsyncClient:
+    """The HTTP client a run opens for itself when the caller gave none (close it)."""
+    return httpx.AsyncClient(timeout=TIMEOUT)
 
 
 class _OwnClientSource(AsyncHTTPSource):
@@ -37,7 +42,7 @@ class _OwnClientSource(AsyncHTTPSource):
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[AsyncIterator[bytes]]:
-        async with httpx.AsyncClient(timeout=TIMEOUT) as client:
+        async with own_client() as client:
             self.client = client
             async with super()._open() as chunks:
                 yield chunks

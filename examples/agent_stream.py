@@ -16,7 +16,7 @@ import anyio
 import httpx
 
 from streamflow.app.agent import Agent, AgentEvent, AgentResult, http_sender
-from streamflow.app.providers.anthropic import AnthropicProvider
+from streamflow.app.providers import AnthropicProvider
 from streamflow.app.tools import Progress, ToolRegistry, agent_tool
 from streamflow.core.events import Usage
 from streamflow.servers.replay import ReplayServer, Route

@@ -16,7 +16,7 @@ from _body import ANSWER, BODY
 
 import streamflow
 from streamflow.app.agent import http_sender
-from streamflow.app.providers.anthropic import AnthropicProvider
+from streamflow.app.providers import AnthropicProvider
 from streamflow.servers.replay import ReplayServer, Route
 
 tools = streamflow.ToolRegistry()

@@ -17,7 +17,7 @@ import httpx
 
 import streamflow
 from streamflow.app.agent import http_sender
-from streamflow.app.providers.anthropic import AnthropicProvider
+from streamflow.app.providers import AnthropicProvider
 from streamflow.app.tools import mcp_stdio
 from streamflow.servers.replay import ReplayServer, Route
 from streamflow.wire.dialects.base import Emitter

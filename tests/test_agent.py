@@ -61,7 +61,7 @@ async def test_two_turns_over_http_with_the_results_in_the_provider_format(diale
         assert assistant["reasoning_details"][0]["signature"]
         assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == call_id
         assert server.hits[1].headers["authorization"] == "Bearer k"
-    assert result.messages[-1]["role"] == "assistant"  # the conversation ends with the answer
+    assert result.messages[-1].role == "assistant"  # the conversation ends with the answer
 
 
 async def test_a_failing_tool_goes_back_as_an_error_result() -> None:

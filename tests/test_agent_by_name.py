@@ -14,9 +14,7 @@ import httpx
 import pytest
 
 import streamflow
-from streamflow.app.providers import provider_for
-from streamflow.app.providers.anthropic import AnthropicProvider
-from streamflow.app.providers.openai_chat import OpenAIChatProvider
+from streamflow.app.providers import AnthropicProvider, OpenAIChatProvider, provider_for
 from streamflow.demo import DEMO_PROMPT
 from streamflow.demo.server import DemoServer
 from streamflow.demo.tools import demo_tools

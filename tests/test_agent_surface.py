@@ -13,6 +13,7 @@ from streamflow.app.agent import Agent, AgentResult, Turn, http_sender, total_us
 from streamflow.app.providers import HTTPRequest, make_provider
 from streamflow.app.tools import ToolRegistry, ToolResult
 from streamflow.app.tools.dispatch import ToolDispatchSink
+from streamflow.core.events import ToolCallItem
 from streamflow.demo import DEMO_PROMPT, recording
 from streamflow.demo.server import event_chunks
 from streamflow.demo.tools import demo_tools
@@ -39,8 +40,8 @@ async def test_no_tool_runs_on_a_turn_cut_by_length() -> None:
     assert ran == [] and len(result.turns) == 1 and result.turns[0].results == []
     assert result.message.finish_reason == "length" and result.message.tool_calls  # still seen
     last = result.messages[-1]
-    assert last["role"] == "assistant"
-    assert all(block["type"] != "tool_use" for block in last["content"])  # nothing unanswered
+    assert last.role == "assistant"
+    assert not any(isinstance(p, ToolCallItem) for p in last.parts)  # nothing unanswered
 
 
 async def test_eager_results_of_a_cut_turn_are_dropped() -> None:
@@ -49,7 +50,7 @@ async def test_eager_results_of_a_cut_turn_are_dropped() -> None:
         provider = make_provider("anthropic", base_url=server.url, api_key="k")
         result = await Agent(provider, demo_tools(), http_sender(client), eager=True).run("?")
     assert result.turns[0].results == [] and len(server.hits) == 1
-    assert all(block["type"] != "tool_use" for block in result.messages[-1]["content"])
+    assert not any(isinstance(p, ToolCallItem) for p in result.messages[-1].parts)
 
 
 async def test_the_dispatch_sink_alone_runs_no_tool_on_a_cut_turn() -> None:

@@ -246,17 +246,17 @@ def test_a_ui_message_shows_the_first_choice(target: str) -> None:
 # -- what acts on the message takes the first choice -----------------------------------
 
 def test_the_next_turn_sends_the_first_choice_back() -> None:
-    from streamflow.app.providers.anthropic import AnthropicProvider
-    from streamflow.app.providers.openai_chat import OpenAIChatProvider
+    from streamflow.app.providers import AnthropicProvider, OpenAIChatProvider
     from streamflow.core.requests import Turn
 
     msg = assemble(TOOLS_N2, "openai-chat")
     turn = Turn.assistant(msg)
     assert [getattr(p, "text", None) or getattr(p, "thinking", None) for p in turn.parts] == [
         "zero thinks", "It is sunny."]
-    chat = OpenAIChatProvider(model="m", api_key="k").assistant_message(msg)
+    conversation = [Turn.user("Hi"), turn]
+    chat = OpenAIChatProvider(model="m", api_key="k").request(conversation).json["messages"][-1]
     assert chat["content"] == "It is sunny." and "tool_calls" not in chat
-    claude = AnthropicProvider(model="m", api_key="k").assistant_message(msg)
+    claude = AnthropicProvider(model="m", api_key="k").request(conversation).json["messages"][-1]
     # (unsigned thinking is not sent back to Claude)
     assert claude["content"] == [{"type": "text", "text": "It is sunny."}]
 

@@ -2,7 +2,8 @@
 
 :class:`AgentEvent` is one step of a run as :class:`~streamflow.app.agent.AgentStream`
 yields it; :class:`Turn` one request and what came of it; :class:`AgentResult` the
-whole run -- the conversation in the provider's dialect, the summed usage and, when a
+whole run -- the conversation (neutral :class:`~streamflow.core.requests.Turn` s), the
+summed usage and, when a
 call waits for a person's decision, :attr:`AgentResult.pending`. The state a pending
 run needs to go on is plain JSON (:meth:`AgentResult.to_state`,
 :meth:`AgentResult.from_state`), so it can cross a request or a process. Sans-IO.
@@ -17,13 +18,15 @@ from typing import Any, Literal
 from ..core._tools._progress import Progress
 from ..core.events import JSONDict, ToolCallItem, UniEvent, Usage, usage_from_dict, usage_to_dict
 from ..core.message import Message
+from ..core.requests import Turn as ChatTurn
 from .providers import HTTPRequest
 from .tools import ToolResult
 
 AgentEventType = Literal["turn.start", "event", "tool.start", "tool.progress", "tool.result",
                          "approval.request", "run.end"]
 
-STATE_VERSION = 1
+STATE_VERSION = 2
+"""The state's version (2: the conversation as neutral turns; 1 held provider messages)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,7 @@ class Turn:
 
 @dataclass(slots=True)
 class AgentResult:
-    """Every turn, and the whole conversation in the provider's dialect (final answer last).
+    """Every turn, and the whole conversation as neutral turns (final answer last).
 
     A run that stopped for approval has :attr:`pending` calls: ``messages`` then ends
     with the assistant message that made them, :attr:`held_results` are the results of
@@ -79,7 +82,7 @@ class AgentResult:
     """
 
     turns: list[Turn]
-    messages: list[JSONDict]
+    messages: list[ChatTurn]
     pending: list[ToolCallItem] = field(default_factory=list)
     held_results: list[ToolResult] = field(default_factory=list)
     call_order: list[str] = field(default_factory=list)
@@ -120,7 +123,7 @@ class AgentResult:
         """What resuming needs, as JSON: the conversation, the calls waiting, the results
         already run, the turn count and the usage so far (``json.dumps`` takes it)."""
         return {"version": STATE_VERSION, "turn_count": self.turn_count,
-                "messages": self.messages,
+                "messages": [m.to_dict() for m in self.messages],
                 "pending": [call_to_dict(c) for c in self.pending],
                 "held_results": [r.to_dict() for r in self.held_results],
                 "call_order": list(self.call_order),
@@ -134,7 +137,7 @@ class AgentResult:
                              f"{state.get('version')!r}")
         held = [ToolResult(str(r["tool_call_id"]), str(r["name"]), r.get("content"),
                            bool(r.get("is_error"))) for r in state.get("held_results", [])]
-        return cls([], [dict(m) for m in state["messages"]],
+        return cls([], [ChatTurn.from_dict(m) for m in state["messages"]],
                    pending=[call_from_dict(c) for c in state.get("pending", [])],
                    held_results=held, call_order=[str(i) for i in state.get("call_order", [])],
                    turn_count=int(state.get("turn_count", 0)),

@@ -21,18 +21,19 @@ event order and the cancellation and error rules). A tool marked
 the denied ones back as tool errors and goes on. ``result.to_state()`` /
 ``AgentResult.from_state(...)`` carry a pending run across a request as JSON.
 
-Each turn builds the provider's request from the conversation so far
-(:meth:`Provider.request`), sends it with ``send`` -- any ``HTTPRequest -> byte
-source`` function: :func:`http_sender` for a real API, a replay server, a test
-double -- and runs the stream through the caller's sinks plus a
-:class:`~streamflow.app.tools.dispatch.ToolDispatchSink`. When the turn ends with
-``finish_reason == "tool_call"``, the assistant message (thinking signatures, tool
-ids and argument objects kept, see :mod:`streamflow.app.providers`) and the tool results,
-both in the provider's own dialect, are appended to the conversation, and the next
-turn starts. A conversation still asking for tools after ``max_turns`` turns raises
-``LimitExceededError(limit="max_turns")``; a failed stream raises its typed error
-(``partial`` attached) and runs no tool (unless ``eager``, where calls already
-started finish first).
+Each turn builds the provider's request from the conversation so far -- neutral
+:class:`~streamflow.core.requests.Turn` s, written by the dialect's own request side
+(:meth:`Provider.request`), so the loop runs on every dialect with one -- sends it
+with ``send`` -- any ``HTTPRequest -> byte source`` function: :func:`http_sender` for
+a real API, a replay server, a test double -- and runs the stream through the caller's
+sinks plus a :class:`~streamflow.app.tools.dispatch.ToolDispatchSink`. When the turn
+ends with ``finish_reason == "tool_call"``, the assistant turn
+(``Turn.assistant(message)``: thinking signatures, tool ids and argument objects
+kept, see :mod:`streamflow.core.requests`) and the tool results are appended to the
+conversation, and the next turn starts. A conversation still asking for tools after
+``max_turns`` turns raises ``LimitExceededError(limit="max_turns")``; a failed stream
+raises its typed error (``partial`` attached) and runs no tool (unless ``eager``,
+where calls already started finish first).
 
 Tools run only for a turn that ended with ``finish_reason == "tool_call"``: a turn
 cut by ``length`` that had emitted calls runs none of them, and its assistant
@@ -63,8 +64,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from ..core._tools._progress import Progress, ToolCallContext
 from ..core.errors import LimitExceededError
-from ..core.events import JSONDict, ToolCallItem, Usage
+from ..core.events import ToolCallItem, Usage
 from ..core.limits import Limits
+from ..core.requests import Turn as ChatTurn
 from ..reactive.sources import Source, from_httpx
 from ..reactive.types import SinkLike
 from ..wire.redaction import scrub_error, secrets_in, with_secrets
@@ -139,16 +141,15 @@ class Agent:
         self.on_result = on_result
         self.limits = limits
 
-    def stream(self, prompt: str | Sequence[JSONDict]) -> AgentStream:
-        """The run from ``prompt`` (a user text, or a conversation in the provider's dialect) as an
-        :class:`AgentStream`: ``async with agent.stream(prompt) as run: async for ev in run``.
+    def stream(self, prompt: str | Sequence[ChatTurn]) -> AgentStream:
+        """The run from ``prompt`` (a user text, or a conversation of neutral
+        :class:`~streamflow.core.requests.Turn` s) as an :class:`AgentStream`:
+        ``async with agent.stream(prompt) as run: async for ev in run``.
         """
-        messages = ([self.provider.user_message(prompt)] if isinstance(prompt, str)
-                    else [dict(m) for m in prompt])
-        return AgentStream(self, messages)
+        return AgentStream(self, conversation_of(prompt))
 
-    async def run(self, prompt: str | Sequence[JSONDict]) -> AgentResult:
-        """Run turns from ``prompt`` (a user text, or a conversation in the provider's dialect)."""
+    async def run(self, prompt: str | Sequence[ChatTurn]) -> AgentResult:
+        """Run turns from ``prompt`` (a user text, or a conversation of neutral turns)."""
         async with self.stream(prompt) as run:
             return await run.final_result()
 
@@ -200,11 +201,11 @@ class AgentStream:
     """One Agent run to iterate (see the module doc); made by ``agent.stream(...)``
     or ``agent.resume(...)``, entered once with ``async with``."""
 
-    def __init__(self, agent: Agent, messages: Sequence[JSONDict] | None = None, *,
+    def __init__(self, agent: Agent, messages: Sequence[ChatTurn] | None = None, *,
                  resume: tuple[AgentResult, dict[str, Decision]] | None = None,
                  buffer: int = 256) -> None:
         self.agent = agent
-        self._messages = [dict(m) for m in messages or ()]
+        self._messages = list(messages or ())
         self._resume = resume
         self._buffer = buffer
         self._tg: TaskGroup | None = None
@@ -354,7 +355,8 @@ class AgentStream:
                 carried = total_usage([carried, *decided_usage])
             held = {r.tool_call_id for r in prior.held_results}
             agent.show_results([r for r in results if r.tool_call_id not in held])
-            messages.extend(provider.tool_result_messages(results))
+            if results:
+                messages.append(ChatTurn.results([r.to_part() for r in results]))
         for _ in range(agent.max_turns):
             number += 1
             request = provider.request(messages, agent.tools)
@@ -382,12 +384,12 @@ class AgentStream:
                 raise
             if not wants_tools(message):  # no tool runs for this turn (see agent.py)
                 turns.append(Turn(request, message))
-                messages.append(provider.assistant_message(without_tool_calls(message)))
+                messages.append(ChatTurn.assistant(without_tool_calls(message)))
                 return await self._end(AgentResult(turns, messages, turn_count=number,
                                                    carried_usage=carried))
             turn = Turn(request, message, dispatch.results, tool_usage)
             turns.append(turn)
-            messages.append(provider.assistant_message(message))
+            messages.append(ChatTurn.assistant(message))
             if dispatch.held:
                 for call in dispatch.held:
                     await self._emit(AgentEvent("approval.request", number, call=call))
@@ -398,7 +400,8 @@ class AgentStream:
                     call_order=[c.tool_call_id for c in dispatch.calls], turn_count=number,
                     carried_usage=carried))
             agent.show_results(turn.results)
-            messages.extend(provider.tool_result_messages(turn.results))
+            if turn.results:
+                messages.append(ChatTurn.results([r.to_part() for r in turn.results]))
         raise LimitExceededError("max_turns", agent.max_turns, partial=turns[-1].message)
 
     async def _end(self, result: AgentResult) -> AgentResult:
@@ -427,6 +430,21 @@ class AgentStream:
             by_id[result.tool_call_id] = result
         order = prior.call_order or [c.tool_call_id for c in prior.pending]
         return [by_id[i] for i in order if i in by_id], tool_usage
+
+
+def conversation_of(prompt: str | Sequence[ChatTurn]) -> list[ChatTurn]:
+    """``prompt`` as the conversation to send: a text is one user turn; a sequence must be
+    neutral turns (``TypeError`` otherwise: a provider's own message dicts are read into
+    turns by its request side, ``get_request(dialect).parse(body).turns``)."""
+    if isinstance(prompt, str):
+        return [ChatTurn.user(prompt)]
+    turns = list(prompt)
+    for turn in turns:
+        if not isinstance(turn, ChatTurn):
+            raise TypeError(f"a conversation is a list of streamflow.core.requests.Turn, not "
+                            f"of {type(turn).__name__}; read a provider's own messages with "
+                            f"get_request(dialect).parse(body).turns")
+    return turns
 
 
 def _call_of(result: ToolResult) -> ToolCallItem:

@@ -17,8 +17,8 @@ from typing import Any, cast
 
 import httpx
 
-from ..core.events import JSONDict
 from ..core.limits import Limits
+from ..core.requests import Turn
 from ..reactive.sources.http import AsyncHTTPSource
 from .providers import provider_for
 from .tools import Tool
@@ -48,15 +48,14 @@ class _OwnClientSource(AsyncHTTPSource):
                 yield chunks
 
 
-def from_model(spec: str, prompt: str | Sequence[JSONDict], *, tools: Iterable[Tool] = (),
+def from_model(spec: str, prompt: str | Sequence[Turn], *, tools: Iterable[Tool] = (),
                limits: Limits | None = None, **options: Any) -> AsyncHTTPSource:
     """A source of the model ``spec`` names answering ``prompt`` (a user text, or a
-    conversation in its provider's dialect), offering ``tools``; ``options`` are the
-    provider's fields (``max_tokens``, ``system``, ``api_key``, ``base_url``...), ``limits``
-    the read's. ``ValueError`` for a bad model string."""
+    conversation of neutral :class:`~streamflow.core.requests.Turn` s), offering ``tools``;
+    ``options`` are the provider's fields (``max_tokens``, ``system``, ``api_key``,
+    ``base_url``...), ``limits`` the read's. ``ValueError`` for a bad model string."""
     provider = provider_for(spec, **options)
-    messages = ([provider.user_message(prompt)] if isinstance(prompt, str)
-                else [dict(m) for m in prompt])
-    built = provider.request(messages, tools)
+    conversation = [Turn.user(prompt)] if isinstance(prompt, str) else list(prompt)
+    built = provider.request(conversation, tools)
     request = httpx.Request(built.method, built.url, headers=built.headers, content=built.body)
     return _OwnClientSource(request, limits=limits)

@@ -38,6 +38,8 @@ from .events import (
     TextItem,
     ThinkingItem,
     ToolCallItem,
+    item_from_dict,
+    item_to_dict,
 )
 from .message import Message
 
@@ -56,10 +58,12 @@ class ToolResultPart:
 
     @property
     def text(self) -> str:
-        """The result's text (image parts left out)."""
+        """The result's text: its text parts one a line, a media part as its MIME type
+        (``[image/png]``), for an API whose tool results are text only."""
         if isinstance(self.content, str):
             return self.content
-        return "".join(p.text for p in self.content if isinstance(p, TextItem))
+        return "\n".join(p.text if isinstance(p, TextItem) else f"[{p.mime_type or 'data'}]"
+                         for p in self.content)
 
 
 Part = TextItem | ThinkingItem | ToolCallItem | InlineThinkingItem | InlineDataItem | ToolResultPart
@@ -68,10 +72,16 @@ Part = TextItem | ThinkingItem | ToolCallItem | InlineThinkingItem | InlineDataI
 
 @dataclass(slots=True)
 class Turn:
-    """One message of the conversation: ``user`` (text, images, tool results) or ``assistant``."""
+    """One message of the conversation: ``user`` (text, images, tool results) or ``assistant``.
+
+    ``provider`` keeps what the decoder kept whole with no neutral part for it, for a
+    builder of the same dialect to put back: ``extra_blocks`` (Anthropic's server-tool
+    blocks, each with its block ``index``).
+    """
 
     role: Literal["user", "assistant"]
     parts: list[Part] = field(default_factory=list)
+    provider: JSONDict = field(default_factory=dict)
 
     @classmethod
     def user(cls, text: str) -> Turn:
@@ -81,18 +91,74 @@ class Turn:
     @classmethod
     def assistant(cls, message: Message) -> Turn:
         """An assembled message as the assistant turn to send back (of a message with
-        several choices, the first: ``message.choice(0)``)."""
+        several choices, the first: ``message.choice(0)``), with the blocks its decoder
+        kept whole (``provider["extra_blocks"]``)."""
+        kept = message.provider.get("extra_blocks")
         return cls("assistant", [i for i in message.choice(0).items
-                                 if not isinstance(i, EmbeddingItem)])
+                                 if not isinstance(i, EmbeddingItem)],
+                   {"extra_blocks": list(kept)} if kept else {})
+
+    @classmethod
+    def results(cls, parts: list[ToolResultPart]) -> Turn:
+        """The user turn carrying tool results (in call order)."""
+        return cls("user", list(parts))
+
+    def to_dict(self) -> JSONDict:
+        """JSON form: ``{"role", "parts": [...], "provider"?}``; items as
+        :func:`~streamflow.core.events.item_to_dict` writes them, a tool result as
+        ``{"type": "tool_result", "tool_call_id", "content", "is_error", "name"}``."""
+        out: JSONDict = {"role": self.role, "parts": [_part_to_dict(p) for p in self.parts]}
+        if self.provider:
+            out["provider"] = self.provider
+        return out
+
+    @classmethod
+    def from_dict(cls, data: JSONDict) -> Turn:
+        """Inverse of :meth:`to_dict` (``ValueError``/``KeyError`` for another shape)."""
+        role = data["role"]
+        if role not in ("user", "assistant"):
+            raise ValueError(f"a turn's role is user or assistant, not {role!r}")
+        return cls(role, [_part_from_dict(p) for p in data["parts"]],
+                   dict(data.get("provider") or {}))
+
+
+def _part_to_dict(part: Part) -> JSONDict:
+    if not isinstance(part, ToolResultPart):
+        return item_to_dict(part)
+    content = part.content if isinstance(part.content, str) \
+        else [item_to_dict(p) for p in part.content]
+    return {"type": "tool_result", "tool_call_id": part.tool_call_id, "content": content,
+            "is_error": part.is_error, "name": part.name}
+
+
+def _part_from_dict(data: JSONDict) -> Part:
+    if data.get("type") != "tool_result":
+        item = item_from_dict(data)
+        if not isinstance(item, (TextItem, ThinkingItem, ToolCallItem, InlineThinkingItem,
+                                 InlineDataItem)):
+            raise ValueError(f"{data.get('type')!r} is no part of a turn")
+        return item
+    content = data.get("content", "")
+    if not isinstance(content, str):
+        content = [item_from_dict(p) for p in content]
+        if not all(isinstance(p, (TextItem, InlineDataItem)) for p in content):
+            raise ValueError("a tool result's content is text and data parts")
+    return ToolResultPart(str(data["tool_call_id"]), content, bool(data.get("is_error")),
+                          str(data.get("name") or ""))
 
 
 @dataclass(slots=True)
 class ToolSpec:
-    """A function tool: name, description and the JSON schema of its arguments."""
+    """A function tool: name, description and the JSON schema of its arguments.
+
+    ``strict`` asks the API to hold the arguments to the schema exactly (OpenAI's strict
+    mode); ``None``: the client did not say, which is not strict.
+    """
 
     name: str
     description: str = ""
     parameters: JSONDict = field(default_factory=lambda: {"type": "object", "properties": {}})
+    strict: bool | None = None
 
 
 @dataclass(slots=True)

@@ -73,7 +73,7 @@ def base_url_for(dialect: str, url: str) -> str:
 
 
 def _key(dialect: str, env: Mapping[str, str]) -> tuple[str, str | None]:
-    var = provider_class(dialect).env_key
+    var = provider_class(dialect).env_keys[0]
     return var, (env.get(var) or None)
 
 

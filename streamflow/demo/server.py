@@ -18,7 +18,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..app.providers import provider_class
 from ..servers.replay import ReplayServer, Route
 from . import recording
 
@@ -67,10 +66,25 @@ def _turn1_calls(dialect: str) -> tuple[list[str], str | None]:
     return [c.tool_call_id for c in message.tool_calls], signature
 
 
+def tool_result_ids(dialect: str, body: Mapping[str, Any]) -> list[str]:
+    """The tool-call ids of every tool result in a request body, read by the dialect's
+    request side (``[]`` for a first turn, or a body it refuses: the API answers that)."""
+    from ..core.errors import RequestError
+    from ..core.requests import ToolResultPart
+    from ..wire.dialects import get_request
+
+    parse = get_request(dialect).parse
+    try:
+        turns = parse(body).turns if parse is not None else []
+    except RequestError:
+        return []
+    return [p.tool_call_id for t in turns for p in t.parts if isinstance(p, ToolResultPart)]
+
+
 def check_turn2(dialect: str, body: Mapping[str, Any]) -> str | None:
     """Why a request carrying tool results would be refused by the API, or ``None``."""
     calls, signature = _turn1_calls(dialect)
-    results = provider_class(dialect).tool_result_ids(body)
+    results = tool_result_ids(dialect, body)
     assistant = [m for m in body.get("messages") or []
                  if isinstance(m, Mapping) and m.get("role") == "assistant"]
     if not assistant:
@@ -127,7 +141,7 @@ class DemoServer(ReplayServer):
             return _error(self.dialect, 400, "the request body is not JSON")
         if not isinstance(body, dict) or body.get("stream") is not True:
             return _error(self.dialect, 400, "the demo server only answers streaming requests")
-        if not provider_class(self.dialect).tool_result_ids(body):
+        if not tool_result_ids(self.dialect, body):
             return self._turns[1]
         problem = check_turn2(self.dialect, body)
         return _error(self.dialect, 400, problem) if problem else self._turns[2]

@@ -149,3 +149,26 @@ async def test_the_gateway_serves_a_toy_dialect_both_ways(toy: tuple[Dialect, ..
         await claude.close()
     assert calls and answer.stop_reason == "tool_use"
     assert [hit.headers.get("x-toy-key") for hit in upstream.hits] == ["k", "k2"]
+
+
+@pytest.mark.anyio
+async def test_the_agent_runs_on_a_toy_dialect(toy: tuple[Dialect, ...]) -> None:
+    import httpx
+
+    from streamflow.app.agent import Agent, http_sender
+    from streamflow.app.providers import make_provider
+    from streamflow.demo import DEMO_PROMPT
+    from streamflow.demo.tools import demo_tools
+
+    first, second = turn_bodies("openai-chat")
+    async with ReplayServer({"/toy/chat": [Route.from_body(first), Route.from_body(second)]}
+                            ) as upstream, httpx.AsyncClient(trust_env=False) as client:
+        provider = make_provider("toy", base_url=upstream.url, api_key="k", model="m")
+        result = await Agent(provider, demo_tools(), http_sender(client)).run(DEMO_PROMPT)
+        sent = upstream.hits[1].json()["messages"]
+    assert [t.message.finish_reason for t in result.turns] == ["tool_call", "stop"]
+    (call,) = result.turns[0].message.tool_calls
+    assert sent[-1]["role"] == "tool" and sent[-1]["tool_call_id"] == call.tool_call_id
+    assert [hit.headers.get("x-toy-key") for hit in upstream.hits] == ["k", "k"]
+    with pytest.raises(ValueError, match="no default base URL"):
+        make_provider("toy")

@@ -1,4 +1,5 @@
-"""Anthropic request builder: the request, and the next turn's messages rebuilt from a stream."""
+"""Anthropic provider: the request, and the next turn's messages rebuilt from a stream by the
+dialect's request side (neutral turns in, Messages JSON out)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import pytest
 from pydantic import TypeAdapter
 
 from streamflow import Message, assemble
-from streamflow.app.providers.anthropic import API_VERSION, AnthropicProvider
+from streamflow.app.providers import AnthropicProvider, Provider
 from streamflow.app.tools import ToolRegistry, ToolResult
+from streamflow.core.requests import Turn
+from streamflow.demo.server import tool_result_ids
+from streamflow.wire.dialects.anthropic.request import API_VERSION
 
 
 def get_weather(city: str) -> str:
@@ -40,6 +44,16 @@ def demo_turn1() -> Message:
     return assemble(path.read_bytes(), "anthropic")
 
 
+def assistant(provider: Provider, message: Message) -> Any:
+    """The assistant message the provider sends back for ``message`` on the next turn."""
+    return provider.request([Turn.user("Hi"), Turn.assistant(message)]).json["messages"][-1]
+
+
+def result_messages(provider: Provider, results: list[ToolResult]) -> Any:
+    """The messages carrying ``results`` on the next turn."""
+    return provider.request([Turn.results([r.to_part() for r in results])]).json["messages"]
+
+
 def sse(*events: dict[str, Any]) -> bytes:
     return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
 
@@ -48,7 +62,7 @@ def test_request_url_headers_and_body(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     provider = AnthropicProvider(model="claude-x", system="Be brief.", thinking_budget=2048,
                                  max_tokens=1000)
-    req = provider.request([provider.user_message("Hi")], ToolRegistry([get_weather]))
+    req = provider.request([Turn.user("Hi")], ToolRegistry([get_weather]))
     assert req.url == "https://api.anthropic.com/v1/messages"
     assert req.headers["x-api-key"] == "sk-ant-test"
     assert req.headers["anthropic-version"] == API_VERSION
@@ -74,7 +88,7 @@ def test_base_url_and_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_assistant_message_keeps_signature_tool_id_and_argument_object() -> None:
     message = demo_turn1()
-    rebuilt = AnthropicProvider().assistant_message(message)
+    rebuilt = assistant(AnthropicProvider(), message)
     thinking, text, tool_use = rebuilt["content"]
     assert thinking["type"] == "thinking"
     assert thinking["thinking"] == message.thinking
@@ -111,7 +125,7 @@ def test_redacted_thinking_citations_and_server_blocks_come_back_in_place() -> N
          "usage": {"output_tokens": 5}},
         {"type": "message_stop"},
     )
-    rebuilt = AnthropicProvider().assistant_message(assemble(body, "anthropic"))
+    rebuilt = assistant(AnthropicProvider(), assemble(body, "anthropic"))
     assert rebuilt["content"] == [
         {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"},
         {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
@@ -126,7 +140,7 @@ def test_unsigned_thinking_and_empty_text_are_left_out() -> None:
 
     message = Message(items=[ThinkingItem("thinking.done", "from another provider"),
                              TextItem("text.done", ""), TextItem("text.done", "Hi")])
-    assert AnthropicProvider().assistant_message(message)["content"] == [
+    assert assistant(AnthropicProvider(), message)["content"] == [
         {"type": "text", "text": "Hi"}]
 
 
@@ -134,7 +148,7 @@ def test_tool_results_are_one_user_message_in_call_order() -> None:
     results = [ToolResult("toolu_1", "get_weather", {"temperature": 17}),
                ToolResult("toolu_2", "get_weather",
                           {"error": "ValidationError", "message": "bad", "errors": []}, True)]
-    messages = AnthropicProvider().tool_result_messages(results)
+    messages = result_messages(AnthropicProvider(), results)
     assert messages == [{"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "toolu_1", "content": '{"temperature":17}',
          "is_error": False},
@@ -142,8 +156,7 @@ def test_tool_results_are_one_user_message_in_call_order() -> None:
          "content": '{"error":"ValidationError","message":"bad","errors":[]}',
          "is_error": True}]}]
     validated("MessageParam", messages[0])
-    assert AnthropicProvider().tool_result_messages([]) == []
-    body = {"messages": [{"role": "user", "content": "hi"}, *messages]}
-    assert AnthropicProvider.tool_result_ids(body) == ["toolu_1", "toolu_2"]
-    assert AnthropicProvider.tool_result_ids({"messages": [{"role": "user",
-                                                            "content": "hi"}]}) == []
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}, *messages]}
+    assert tool_result_ids("anthropic", body) == ["toolu_1", "toolu_2"]
+    assert tool_result_ids("anthropic", {"model": "m", "messages": [
+        {"role": "user", "content": "hi"}]}) == []

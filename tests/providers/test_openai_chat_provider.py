@@ -1,4 +1,5 @@
-"""OpenAI-compatible chat request builder: request, assistant message, tool messages."""
+"""OpenAI-compatible chat provider: request, assistant message, tool messages (written by the
+dialect's request side from neutral turns)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ import pytest
 from pydantic import TypeAdapter
 
 from streamflow import Message, assemble
-from streamflow.app.providers import make_provider, provider_class
-from streamflow.app.providers.openai_chat import OpenAIChatProvider
+from streamflow.app.providers import OpenAIChatProvider, Provider, make_provider, provider_class
 from streamflow.app.tools import ToolRegistry, ToolResult
 from streamflow.core.events import InlineThinkingItem, ThinkingItem, ToolCallItem
+from streamflow.core.requests import Turn
+from streamflow.demo.server import tool_result_ids
 
 
 def get_weather(city: str) -> str:
@@ -42,10 +44,20 @@ def demo_turn1() -> Message:
     return assemble(path.read_bytes(), "openai-chat")
 
 
+def assistant(provider: Provider, message: Message) -> Any:
+    """The assistant message the provider sends back for ``message`` on the next turn."""
+    return provider.request([Turn.user("Hi"), Turn.assistant(message)]).json["messages"][-1]
+
+
+def result_messages(provider: Provider, results: list[ToolResult]) -> Any:
+    """The messages carrying ``results`` on the next turn."""
+    return provider.request([Turn.results([r.to_part() for r in results])]).json["messages"]
+
+
 def test_request_for_openai_and_for_a_compatible_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     provider = OpenAIChatProvider(system="Be brief.", max_tokens=500)
-    req = provider.request([provider.user_message("Hi")], ToolRegistry([get_weather]))
+    req = provider.request([Turn.user("Hi")], ToolRegistry([get_weather]))
     assert req.url == "https://api.openai.com/v1/chat/completions"
     assert req.headers["authorization"] == "Bearer sk-test"
     body = json.loads(req.body)
@@ -61,7 +73,7 @@ def test_request_for_openai_and_for_a_compatible_server(monkeypatch: pytest.Monk
 
     monkeypatch.delenv("OPENAI_API_KEY")
     local = make_provider("openai-chat", base_url="http://127.0.0.1:8080/v1", model="qwen")
-    req = local.request([local.user_message("Hi")])
+    req = local.request([Turn.user("Hi")])
     assert req.url == "http://127.0.0.1:8080/v1/chat/completions"
     assert "authorization" not in req.headers
     assert json.loads(req.body)["max_tokens"] == 2048  # what llama.cpp / vLLM read
@@ -69,7 +81,7 @@ def test_request_for_openai_and_for_a_compatible_server(monkeypatch: pytest.Monk
 
 def test_assistant_message_keeps_reasoning_details_tool_ids_and_arguments() -> None:
     message = demo_turn1()
-    rebuilt = OpenAIChatProvider().assistant_message(message)
+    rebuilt = assistant(OpenAIChatProvider(), message)
     assert rebuilt["content"] == "I'll check the current conditions in Lisbon for you."
     assert rebuilt["tool_calls"] == [{
         "id": "toolu_vrtx_01LxqUa4ZhYkR2nWcE8dPbTf", "type": "function",
@@ -84,14 +96,14 @@ def test_assistant_message_keeps_reasoning_details_tool_ids_and_arguments() -> N
 def test_reasoning_without_details_and_encrypted_reasoning() -> None:
     plain = Message(items=[ThinkingItem("thinking.done", "Let me think."),
                            ToolCallItem("tool_call.done", "f", "call_1", {"x": [1, "é"]})])
-    rebuilt = OpenAIChatProvider().assistant_message(plain)
+    rebuilt = assistant(OpenAIChatProvider(), plain)
     assert rebuilt["reasoning_content"] == "Let me think."
     assert rebuilt["content"] is None
     assert json.loads(rebuilt["tool_calls"][0]["function"]["arguments"]) == {"x": [1, "é"]}
     encrypted = Message(items=[InlineThinkingItem(
         "inline_thinking.done", b"gAAAAB", {"type": "reasoning.encrypted", "id": "rs_1",
                                             "format": "openai-responses-v1"})])
-    assert OpenAIChatProvider().assistant_message(encrypted)["reasoning_details"] == [
+    assert assistant(OpenAIChatProvider(), encrypted)["reasoning_details"] == [
         {"type": "reasoning.encrypted", "id": "rs_1", "format": "openai-responses-v1",
          "data": "gAAAAB"}]
 
@@ -99,13 +111,13 @@ def test_reasoning_without_details_and_encrypted_reasoning() -> None:
 def test_tool_results_are_tool_messages_in_call_order() -> None:
     results = [ToolResult("call_1", "get_weather", "sunny"),
                ToolResult("call_2", "get_weather", {"error": "Timeout", "message": "slow"}, True)]
-    messages = OpenAIChatProvider().tool_result_messages(results)
+    messages = result_messages(OpenAIChatProvider(), results)
     assert messages == [
         {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
         {"role": "tool", "tool_call_id": "call_2",
          "content": '{"error":"Timeout","message":"slow"}'}]
     validated({"model": "m", "stream": True, "messages": messages})
-    assert provider_class("openai-chat").tool_result_ids({"messages": messages}) == [
+    assert tool_result_ids("openai-chat", {"model": "m", "messages": messages}) == [
         "call_1", "call_2"]
 
 

@@ -61,7 +61,7 @@ def test_one_test_for_openais_own_api_used_by_the_provider_and_the_gateway(
     assert is_official(url) is official
     key = "max_completion_tokens" if official else "max_tokens"
     provider = make_provider("openai-chat", base_url=url, api_key="k", max_tokens=7)
-    assert provider.request([provider.user_message("Hi")]).json[key] == 7
+    assert provider.request([Turn.user("Hi")]).json[key] == 7
     built = get_request("openai-chat").http_request(
         url, ChatRequest(model="m", turns=[Turn.user("Hi")], max_tokens=7))
     assert built.json[key] == 7 and len([k for k in built.json if "max" in k]) == 1

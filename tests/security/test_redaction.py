@@ -19,8 +19,7 @@ import pytest
 
 from streamflow import LogSink
 from streamflow.app.agent import Agent, AgentEvent, AgentResult, Turn
-from streamflow.app.providers import HTTPRequest, make_provider
-from streamflow.app.providers.anthropic import AnthropicProvider
+from streamflow.app.providers import AnthropicProvider, HTTPRequest, make_provider
 from streamflow.app.runtime import run
 from streamflow.app.tools import ToolRegistry
 from streamflow.core.errors import (

@@ -33,6 +33,7 @@ from streamflow.app.tools import (
 )
 from streamflow.app.tools.dispatch import ToolDispatcher
 from streamflow.core.events import InlineDataItem, TextItem, ToolCallItem
+from streamflow.core.requests import Turn
 from streamflow.servers.replay import ReplayServer, Route
 from streamflow.wire.dialects._emitter import Emitter
 from streamflow.wire.encoding import encode
@@ -63,7 +64,7 @@ async def test_the_server_tools_become_a_registry_with_their_schemas() -> None:
         assert forecast.description == "The weather forecast for a city."
         assert forecast.parameters["required"] == ["city"]
         assert forecast.parameters["properties"]["city"]["description"] == "A city name"
-        specs = make_provider("anthropic").tool_specs(tools)
+        specs = make_provider("anthropic").request([Turn.user("Hi")], tools).json["tools"]
         assert specs[0]["input_schema"] == forecast.parameters
 
 
@@ -185,11 +186,12 @@ async def test_an_agent_turn_calls_the_mcp_tool_end_to_end(dialect: str, path: s
 async def test_an_image_result_goes_to_each_provider_as_an_image() -> None:
     async with stdio_tools() as tools:
         (pixel,) = await ToolDispatcher(tools).run([call("pixel", {})])
-    (message,) = make_provider("anthropic").tool_result_messages([pixel])
+    results = [Turn.results([pixel.to_part()])]
+    (message,) = make_provider("anthropic").request(results).json["messages"]
     (block,) = message["content"]
     assert block["content"][0]["type"] == "image"
     assert block["content"][0]["source"]["media_type"] == "image/png"
-    tool_message, images = make_provider("openai-chat").tool_result_messages([pixel])
+    tool_message, images = make_provider("openai-chat").request(results).json["messages"]
     assert tool_message == {"role": "tool", "tool_call_id": "call_1", "content": "[image/png]"}
     assert images["role"] == "user"
     assert images["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")

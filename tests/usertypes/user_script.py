@@ -9,7 +9,7 @@ import httpx
 import streamflow
 import streamflow.reactive.sinks
 from streamflow.app.agent import AgentResult, http_sender
-from streamflow.app.providers.anthropic import AnthropicProvider
+from streamflow.app.providers import AnthropicProvider
 from streamflow.app.streaming import BlockStream
 from streamflow.reactive.operators import pipeline
 from streamflow.reactive.sources import ReplaySource, from_bytes, from_httpx

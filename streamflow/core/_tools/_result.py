@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from pydantic_core import from_json, to_json
 
 from ..events import InlineDataItem, TextItem, ToolCallItem
+from ..requests import ToolResultPart
 from ._registry import ToolRegistry
 from ._schema import Tool
 
@@ -90,6 +91,13 @@ class ToolResult:
     def parts(self) -> tuple[TextItem | InlineDataItem, ...] | None:
         """The content parts of a :class:`ToolContent` result (``None`` for other results)."""
         return self.content.parts if isinstance(self.content, ToolContent) else None
+
+    def to_part(self) -> ToolResultPart:
+        """The result as the part of the next request's user turn: its text, or its
+        content parts when it has media."""
+        parts = self.parts
+        return ToolResultPart(self.tool_call_id, self.text if parts is None else list(parts),
+                              self.is_error, self.name)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``{"tool_call_id", "name", "content", "is_error"}``."""

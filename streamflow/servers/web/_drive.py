@@ -20,14 +20,14 @@ from ...app.agent import Agent, AgentEvent, AgentResult, AgentStream, Decision
 from ...app.runtime import run
 from ...app.tools import ToolResult
 from ...core.errors import StreamflowError
-from ...core.events import JSONDict, ToolCallItem, UniEvent
+from ...core.events import ToolCallItem, UniEvent
 from ...core.limits import Limits
 from ...core.requests import Turn
 from ...reactive.sinks.base import AsyncSink
 from ...wire.dialects.encoder import BodyWriter
 from ...wire.dialects.ui_agent import feed_agent_event
 from ...wire.targets._ui_run import UIRunEncoder
-from ._history import from_ui_messages, to_dialect, waiting_step
+from ._history import from_ui_messages, waiting_step
 from ._outbox import Outbox
 
 
@@ -37,7 +37,7 @@ class AgentRun:
     or ``agent.resume(resumed, decisions)`` when ``resumed`` (an ``AgentResult``) is set."""
 
     agent: Agent
-    prompt: str | Sequence[JSONDict] | Sequence[Turn]
+    prompt: str | Sequence[Turn]
     resumed: AgentResult | None = None
     decisions: Mapping[str, Decision] = field(default_factory=dict)
 
@@ -45,18 +45,12 @@ class AgentRun:
         """The run's ``AgentStream`` (enter it with ``async with``)."""
         if self.resumed is not None:
             return self.agent.resume(self.resumed, self.decisions)
-        prompt: Any = self.prompt
-        if not isinstance(prompt, str) and any(isinstance(t, Turn) for t in prompt):
-            prompt = to_dialect(prompt, self.agent.provider.dialect)  # the neutral turns
-        return self.agent.stream(prompt)
+        return self.agent.stream(self.prompt)
 
 
-def agent_run(agent: Agent, prompt: str | Sequence[JSONDict] | Sequence[Turn]) -> AgentRun:
-    """The run of ``agent`` on ``prompt``, for a response.
-
-    ``prompt``: a user text, a conversation in the agent's provider's dialect, or the
-    neutral conversation (``Turn`` s, e.g. from :func:`~streamflow.servers.web.from_ui_messages`),
-    written in the provider's dialect."""
+def agent_run(agent: Agent, prompt: str | Sequence[Turn]) -> AgentRun:
+    """The run of ``agent`` on ``prompt``, for a response: a user text or a neutral
+    conversation (``Turn`` s, e.g. from :func:`~streamflow.servers.web.from_ui_messages`)."""
     return AgentRun(agent, prompt)
 
 
@@ -85,7 +79,7 @@ def agent_answer(agent: Agent, messages: Sequence[Mapping[str, Any]]) -> AgentRu
     turns, calls, done = waiting
     held = [ToolResult(r.tool_call_id, r.name or "", r.content, r.is_error) for r in done]
     order = [c.tool_call_id for t in turns[-1:] for c in t.parts if isinstance(c, ToolCallItem)]
-    result = AgentResult([], to_dialect(turns, agent.provider.dialect), pending=calls,
+    result = AgentResult([], list(turns), pending=calls,
                          held_results=held, call_order=order)
     answered = approvals(messages[-1:])
     return AgentRun(agent, (), result, {c.tool_call_id: answered.get(c.tool_call_id, False)

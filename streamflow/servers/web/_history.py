@@ -50,8 +50,6 @@ from ...wire.dialects import get_request
 DataMapper = Callable[[JSONDict], "Iterable[Part] | None"]
 """Maps a ``data-*`` part to the parts it stands for in the model's input (None: none)."""
 
-_MESSAGES_KEY = {"anthropic": "messages", "openai-chat": "messages",
-                 "openai-responses": "input", "gemini": "contents"}
 _TOOL_STATES_CALLED = ("input-available", "output-available", "output-error")
 
 
@@ -233,13 +231,8 @@ def _parts(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def to_dialect(turns: Sequence[Turn], dialect: str) -> list[JSONDict]:
     """``turns`` as ``dialect``'s own conversation JSON (its builder's messages/input/contents)."""
-    try:
-        key = _MESSAGES_KEY[dialect]
-    except KeyError:
-        raise ValueError(f"unknown chat dialect {dialect!r}; known: "
-                         f"{', '.join(_MESSAGES_KEY)}") from None
-    body = get_request(dialect).build(ChatRequest(model="history", turns=list(turns)))
-    out: list[JSONDict] = body.get(key, [])
+    side = get_request(dialect)  # ValueError for a dialect with no request side
+    out: list[JSONDict] = side.build(ChatRequest(model="", turns=list(turns)))[side.conversation]
     return out
 
 

@@ -38,6 +38,13 @@ def opt_float(value: Any, what: str) -> float | None:
     return float(value)
 
 
+def opt_bool(value: Any, what: str) -> bool | None:
+    """``None`` or a boolean."""
+    if value is None or isinstance(value, bool):
+        return value
+    raise RequestError(f"{what} must be true or false, not {shown(value)}")
+
+
 def opt_str(value: Any, what: str) -> str | None:
     """``None`` or a string."""
     if value is None or isinstance(value, str):

@@ -167,6 +167,8 @@ never written by ``build`` but redacted wherever a URL is shown; ``headers`` are
     included; ``None``: it has none) and ``read_models(body)`` its entries;
     ``client_models_path`` is where the gateway lists models for clients of the
     dialect and ``models_body(models)`` the list in the dialect's shape.
+    ``conversation`` is the body's field holding the turns (``messages``, ``input``,
+    ``contents``).
     """
 
     name: str
@@ -187,6 +189,7 @@ never written by ``build`` but redacted wherever a URL is shown; ``headers`` are
     read_models: Callable[[Any], list[ModelInfo]] | None = None
     client_models_path: str | None = None
     models_body: Callable[[list[ModelInfo]], JSONDict] | None = None
+    conversation: str = "messages"
 
     def __post_init__(self) -> None:
         if self.parse is not None and not isinstance(self.parse, _RequestReader):

@@ -74,6 +74,7 @@ def messages(turns: list[Turn]) -> list[JSONDict]:
     out: list[JSONDict] = []
     for turn in turns:
         blocks = [b for b in (block(p) for p in turn.parts) if b is not None]
+        _put_back(blocks, turn.provider.get("extra_blocks"))
         if out and out[-1]["role"] == turn.role:
             out[-1]["content"] += blocks
         else:
@@ -82,6 +83,16 @@ def messages(turns: list[Turn]) -> list[JSONDict]:
         if message["role"] == "user":
             message["content"].sort(key=lambda b: b.get("type") != "tool_result")
     return out
+
+
+def _put_back(blocks: list[JSONDict], kept: Any) -> None:
+    """The blocks the decoder kept whole (server tools and their results), back at their
+    block index, without the deltas they were read from."""
+    extras = [dict(b) for b in kept or () if isinstance(b, dict)]
+    for extra in sorted(extras, key=lambda b: int(b.get("index", 0))):
+        position = int(extra.pop("index", len(blocks)))
+        extra.pop("deltas", None)
+        blocks.insert(min(position, len(blocks)), extra)
 
 
 def block(part: object) -> JSONDict | None:

@@ -142,7 +142,8 @@ def error_body(info: ErrorInfo) -> JSONDict:
 
 
 REQUEST = RequestSide(
-    name="gemini", build=build, path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
+    conversation="contents", name="gemini", build=build,
+    path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
     credential="x-goog-api-key", bearer=False, credential_param="key", error_body=error_body,
     takes=frozenset({"max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice",
                      "thinking", "response_format", "seed", "top_k", "frequency_penalty",

@@ -49,6 +49,7 @@ from .._request_values import (
     need,
     obj,
     obj_list,
+    opt_bool,
     opt_float,
     opt_int,
     opt_str,
@@ -109,7 +110,7 @@ def parse(body: Any) -> ChatRequest:
                                       str(fn.get("description") or ""),
                                       obj(fn.get("parameters") or {"type": "object",
                                                                    "properties": {}},
-                                          "parameters")))
+                                          "parameters"), opt_bool(fn.get("strict"), "strict")))
     request.tool_choice = _tool_choice(body.get("tool_choice"), body.get("parallel_tool_calls"))
     request.thinking = _thinking(body)
     _options(request, body)
@@ -213,9 +214,9 @@ def build(request: ChatRequest, *, max_tokens_key: str = "max_tokens") -> JSONDi
         body["stream_options"] = {"include_usage": True}
     if request.max_tokens is not None:
         body[max_tokens_key] = request.max_tokens
-    tools = [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                               "parameters": t.parameters}}
-             for t in request.tools]
+    tools = [{"type": "function", "function": {
+        "name": t.name, "description": t.description, "parameters": t.parameters,
+        **({} if t.strict is None else {"strict": t.strict})}} for t in request.tools]
     if tools:
         body["tools"] = tools
     choice = request.tool_choice
@@ -262,13 +263,20 @@ def _messages(turn: Turn) -> list[JSONDict]:
         return [assistant_message(turn.parts)]
     out: list[JSONDict] = []
     content: list[JSONDict] = []
+    images: list[JSONDict] = []
     for part in turn.parts:
         if isinstance(part, ToolResultPart):
             out.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": part.text})
+            if not isinstance(part.content, str):  # a tool message is text: its images after
+                images += [{"type": "image_url", "image_url": {"url": image_data_url(p)}}
+                           for p in part.content if isinstance(p, InlineDataItem)
+                           and p.mime_type.startswith("image/")]
         elif isinstance(part, TextItem):
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, InlineDataItem):
             content.append({"type": "image_url", "image_url": {"url": image_data_url(part)}})
+    if images:
+        content[:0] = [{"type": "text", "text": "The images the tool calls returned:"}, *images]
     if content:
         only_text = all(c["type"] == "text" for c in content)
         out.append({"role": "user", "content": "".join(c["text"] for c in content)

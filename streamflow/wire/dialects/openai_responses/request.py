@@ -52,6 +52,7 @@ from .._request_values import (
     need,
     obj,
     obj_list,
+    opt_bool,
     opt_float,
     opt_int,
     opt_str,
@@ -115,7 +116,9 @@ def parse(body: Any) -> ChatRequest:
         if tool.get("type") == "function":
             request.tools.append(ToolSpec(str(need(tool, "name", "tool")),
                                           str(tool.get("description") or ""),
-                                          obj(tool.get("parameters") or {}, "parameters")))
+                                          obj(tool.get("parameters") or {}, "parameters"),
+                                          # absent: the API's default, strict
+                                          opt_bool(tool.get("strict", True), "strict")))
         else:
             other_tools.append(tool)
     request.tool_choice = _tool_choice(body.get("tool_choice"), body.get("parallel_tool_calls"))
@@ -200,7 +203,8 @@ def build(request: ChatRequest) -> JSONDict:
     if request.system:
         body["instructions"] = request.system
     tools = [{"type": "function", "name": t.name, "description": t.description,
-              "parameters": t.parameters} for t in request.tools] + list(other_tools)
+              "parameters": t.parameters, "strict": bool(t.strict)}  # the API's default is strict
+             for t in request.tools] + list(other_tools)
     if tools:
         body["tools"] = tools
     choice = request.tool_choice
@@ -287,7 +291,7 @@ def _reasoning_item(summaries: list[ThinkingItem],
 
 
 REQUEST = RequestSide(
-    name="openai-responses", build=build, parse=parse, path="/responses",
+    conversation="input", name="openai-responses", build=build, parse=parse, path="/responses",
     client_path="/v1/responses", credential="authorization", bearer=True,
     error_body=error_body, reply=message_body,
     takes=frozenset({"max_tokens", "temperature", "top_p", "tools", "tool_choice",

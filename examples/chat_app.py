@@ -1,14 +1,18 @@
 """A chat backend in one screen: useChat's history in, chats kept in SQLite, answers saved.
 
 Run it with ``uvicorn examples.chat_app:app`` (the ``web`` extra; ``ANTHROPIC_API_KEY``,
-optionally ``ANTHROPIC_BASE_URL``; ``CHAT_DB`` names the database file). Each POST
-to ``/api/chat`` carries the chat ``id`` and its messages (useChat sends them all; a
-client that sends only the new one works too): the new user message is stored, the
-chat's whole stored history goes to the model (tool calls, results and signed
-thinking included, through :func:`~streamflow.servers.web.from_ui_messages`), and
-``on_finish`` stores the answer as the user saw it (partial when it failed or the
-user left). ``GET /api/chat/{id}`` returns the stored ``UIMessage[]`` (the page's
-initial messages); the database is a file, so chats survive a restart.
+optionally ``ANTHROPIC_BASE_URL``; ``CHAT_DB`` names the database file). Each POST to
+``/api/chat`` carries the chat ``id`` and its messages (useChat sends them all; a client
+that sends only the new one works too): the new user message is stored (the chat cut after
+it, so a regenerate drops the old answer), the whole stored history goes to the model (tool
+calls, results and signed thinking included), and ``on_finish`` stores the answer as the
+user saw it (partial when it failed or the user left). ``book_table`` needs the user's
+approval: the answer stops at the call (``approval-requested``); ``addToolApprovalResponse``
+posts the message back, only the user's answers are taken from it, and
+:func:`~streamflow.servers.web.agent_answer` runs the call (or tells the model it was
+denied) and goes on in the same message. ``GET /api/chat/{id}`` returns the stored
+``UIMessage[]`` (the page's initial messages); chats survive a restart. The page names its
+AI SDK major in ``x-ai-sdk`` (5, 6 or 7, the default), and gets the chunks that major knows.
 ``/api/agui`` serves an AG-UI ``HttpAgent`` the same way (its thread is the chat).
 
 With ``REDIS_URL`` set, every instance shares the answers through
@@ -29,6 +33,7 @@ from typing import Any
 
 import httpx
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -36,12 +41,14 @@ from starlette.routing import Route
 from streamflow import Agent, ToolRegistry
 from streamflow.app.agent import http_sender
 from streamflow.app.providers import make_provider
+from streamflow.core.requests import ToolResultPart
 from streamflow.servers.web import (
     Answer,
     ag_ui_response,
+    agent_answer,
     agent_run,
+    approvals,
     from_run_agent_input,
-    from_ui_messages,
     to_ui_message,
     ui_message_stream_response,
 )
@@ -67,12 +74,15 @@ class ChatStore:
         return [json.loads(body) for (body,) in rows]
 
     def save(self, chat_id: str, message: dict[str, Any]) -> None:
-        """Add ``message``, or replace the stored one of the same id (keeping its place)."""
+        """Add ``message``, or replace the stored one of the same id; the chat ends with it."""
         with self.lock, self.db:
             self.db.execute(
                 "INSERT INTO messages VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages"
                 " WHERE chat_id = ?), ?, ?) ON CONFLICT (chat_id, id) DO UPDATE SET body ="
                 " excluded.body", (chat_id, chat_id, message["id"], json.dumps(message)))
+            self.db.execute("DELETE FROM messages WHERE chat_id = ? AND seq > (SELECT seq FROM "
+                            "messages WHERE chat_id = ? AND id = ?)",
+                            (chat_id, chat_id, message["id"]))
 
 
 def get_weather(city: str, unit: str = "celsius") -> dict:
@@ -80,33 +90,94 @@ def get_weather(city: str, unit: str = "celsius") -> dict:
     return {"city": city, "unit": unit, "temperature": 17, "conditions": "partly cloudy"}
 
 
+bookings: list[dict[str, str]] = []  # the restaurant's book (a real app calls its API)
+tools = ToolRegistry([get_weather])
+
+
+@tools.tool(needs_approval=True)
+def book_table(restaurant: str, time: str) -> dict:
+    """Book a table at a restaurant (runs only once the user approved it)."""
+    bookings.append({"restaurant": restaurant, "time": time})
+    return {"restaurant": restaurant, "time": time, "booked": True}
+
+
 store = ChatStore(os.environ.get("CHAT_DB", "chats.db"))
 client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=600.0))
 provider = make_provider("anthropic", model="claude-sonnet-4-5",  # ANTHROPIC_API_KEY from env
                          base_url=os.environ.get("ANTHROPIC_BASE_URL"), system=SYSTEM)
-tools = ToolRegistry([get_weather])
 agent = Agent(provider, tools, http_sender(client))
 streams = ResumableStreams(os.environ["REDIS_URL"]) if os.environ.get("REDIS_URL") else None
 
 
-def saver(chat_id: str, message_id: str) -> Any:
-    def on_finish(answer: Answer, *, status: str) -> None:  # completed, failed or aborted
-        store.save(chat_id, to_ui_message(answer, id=message_id))
-    return on_finish
+def ai_sdk(request: Request) -> Any:
+    """The page's AI SDK major (``x-ai-sdk``: 5, 6 or 7, the default), each its own chunks."""
+    major = request.headers.get("x-ai-sdk", "7")
+    if major not in ("5", "6", "7"):
+        raise HTTPException(400, "x-ai-sdk is the AI SDK major: 5, 6 or 7")
+    return int(major)
+
+
+def answer_id(chat: list[dict[str, Any]]) -> str:
+    """The id of the answer to the chat's last message (the message itself when it goes on)."""
+    last = chat[-1]
+    return str(last["id"]) if last["role"] == "assistant" else f"{last['id']}-answer"
+
+
+def answered(held: dict[str, Any], posted: dict[str, Any]) -> dict[str, Any]:
+    """The stored message waiting for approval, with the user's answers from ``posted``."""
+    said = approvals([posted])  # call id -> True, or the denial: its reason, or False
+    parts = []
+    for part in held["parts"]:
+        answer = said.get(part.get("toolCallId", "")) \
+            if part.get("state") == "approval-requested" else None
+        if answer is not None:
+            reason = {"reason": answer} if isinstance(answer, str) else {}
+            part = {**part, "state": "approval-responded",
+                    "approval": {**part["approval"], "approved": answer is True, **reason}}
+        parts.append(part)
+    return {**held, "parts": parts}
+
+
+def seen(answer: Answer, message_id: str, held: dict[str, Any] | None, asks: bool) -> dict:
+    """The UIMessage the user saw: the message it went on from (its answered calls' results
+    in), then the answer's steps. With ``asks`` (a finished run, a page of AI SDK 6 or later)
+    a call left without a result waits for the user, as the stream said (approval-requested;
+    the approval id is the call id)."""
+    results = {r.tool_call_id: r for t in answer.turns for r in t.parts
+               if isinstance(r, ToolResultPart)}
+    parts = []
+    for part in [*(held or {}).get("parts", []), *to_ui_message(answer, id=message_id)["parts"]]:
+        result = results.get(part.get("toolCallId", "")) if part.get("approval") else None
+        if result is not None and result.is_error:
+            part = {**part, "state": "output-error", "errorText": result.content}
+        elif result is not None:
+            part = {**part, "state": "output-available", "output": json.loads(result.content)}
+        elif asks and part.get("state") == "input-available":
+            part = {**part, "state": "approval-requested", "approval": {"id": part["toolCallId"]}}
+        parts.append(part)
+    return {"id": message_id, "role": "assistant", "parts": parts}
 
 
 async def chat(request: Request) -> Response:  # useChat's transport posts {id, messages, ...}
-    body = await request.json()
-    chat_id, new = body["id"], body["messages"][-1]
+    body, major = await request.json(), ai_sdk(request)
+    chat_id, new, held = body["id"], body["messages"][-1], None
+    if new["role"] == "assistant":  # addToolApprovalResponse posts the answered message back
+        stored = store.load(chat_id)
+        if not stored or stored[-1]["id"] != new["id"]:
+            raise HTTPException(409, "an answer to a message that is not the chat's last")
+        new = held = answered(stored[-1], new)
     store.save(chat_id, new)
     history = store.load(chat_id)
-    message_id = f"{new['id']}-answer"
-    run = agent_run(agent, from_ui_messages(history))
+    message_id, run = answer_id(history), agent_answer(agent, history)
+
+    def on_finish(answer: Answer, *, status: str) -> None:  # completed, failed or aborted
+        store.save(chat_id, seen(answer, message_id, held, status == "completed" and major > 5))
+
     if streams is not None:  # the run through Redis: resumable, stoppable from any instance
-        return await streams.create(request, chat_id, run, to="vercel-ui",
-                                    on_finish=saver(chat_id, message_id), message_id=message_id)
-    return ui_message_stream_response(run, message_id=message_id,
-                                      on_finish=saver(chat_id, message_id))
+        return await streams.create(request, chat_id, run, to="vercel-ui", on_finish=on_finish,
+                                    message_id=message_id, ai_sdk=major)
+    return ui_message_stream_response(run, message_id=message_id, on_finish=on_finish,
+                                      ai_sdk=major)
 
 
 async def messages(request: Request) -> Response:
@@ -114,9 +185,11 @@ async def messages(request: Request) -> Response:
 
 
 async def resume(request: Request) -> Response:  # the AI SDK's reconnect (resume: true)
-    if streams is None:
+    chat_id, major = request.path_params["chat_id"], ai_sdk(request)
+    if streams is None or not (stored := store.load(chat_id)):
         return Response(status_code=204)
-    return await streams.response(request, request.path_params["chat_id"], to="vercel-ui")
+    return await streams.response(request, chat_id, to="vercel-ui", ai_sdk=major,
+                                  message_id=answer_id(stored))  # the id the POST gave it
 
 
 async def stop(request: Request) -> Response:  # the stop button, from any instance

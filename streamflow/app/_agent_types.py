@@ -23,7 +23,7 @@ from .providers import HTTPRequest
 from .tools import ToolResult
 
 AgentEventType = Literal["turn.start", "event", "tool.start", "tool.progress", "tool.result",
-                         "approval.request", "run.end"]
+                         "approval.request", "output", "run.end"]
 
 STATE_VERSION = 2
 """The state's version (2: the conversation as neutral turns; 1 held provider messages)."""
@@ -36,7 +36,10 @@ class AgentEvent:
     ``type`` says which fields are set: ``event`` (the UniEvent) for ``"event"``;
     ``call`` (the tool call) for ``tool.*`` and ``approval.request``; ``progress``
     for ``tool.progress``; ``result`` -- the :class:`~streamflow.app.tools.ToolResult`
-    for ``tool.result``, the :class:`AgentResult` for ``run.end``. ``turn`` counts the
+    for ``tool.result``, the :class:`AgentResult` for ``run.end``; ``output`` for
+    ``"output"`` (an ``Agent(output=T)`` run): the structured output so far as plain
+    JSON, each time it has grown enough to show, the validated object last, just
+    before ``run.end``. ``turn`` counts the
     run's requests from 1. Events of a sub-agent (a tool running another Agent) have
     ``depth`` 1 (2 for its own sub-agents...) and ``parent_call_id``, the id of the
     call that runs it; the run's own events have depth 0 and no parent.
@@ -48,6 +51,7 @@ class AgentEvent:
     call: ToolCallItem | None = None
     result: ToolResult | AgentResult | None = None
     progress: Progress | None = None
+    output: Any = None
     depth: int = 0
     parent_call_id: str | None = None
 
@@ -74,7 +78,9 @@ class Turn:
 class AgentResult:
     """Every turn, and the whole conversation as neutral turns (final answer last).
 
-    A run that stopped for approval has :attr:`pending` calls: ``messages`` then ends
+    :attr:`output` is the validated structured output of an ``Agent(output=T)`` run
+    (a ``T``), ``None`` for other runs. A run that stopped for approval has
+    :attr:`pending` calls: ``messages`` then ends
     with the assistant message that made them, :attr:`held_results` are the results of
     that turn's other calls (already run) and ``agent.resume(result, decisions)`` goes
     on. A result rebuilt with :meth:`from_state` has no ``turns`` (their usage is kept
@@ -88,6 +94,7 @@ class AgentResult:
     call_order: list[str] = field(default_factory=list)
     turn_count: int = 0
     carried_usage: Usage | None = None
+    output: Any = None
 
     def __post_init__(self) -> None:
         self.turn_count = max(self.turn_count, len(self.turns))

@@ -42,6 +42,17 @@ tool calls with no results when the conversation goes on); :attr:`Turn.message`
 still shows them. In ``eager`` mode calls start before the finish reason is known;
 on such a turn their results are dropped.
 
+``Agent(output=T)`` (a pydantic model, a ``TypeAdapter``-able type or a JSON schema
+dict) asks for structured output in the dialect's own way -- the neutral
+``response_format``, which each request side writes as ``response_format``,
+``output_config.format``, ``text.format`` or ``responseJsonSchema``; a dialect whose
+request side takes none gets a ``final_result`` tool whose arguments are the output --
+streams the object as it grows (``"output"`` events, partial objects as plain JSON) and
+validates the final answer into ``result.output``. An answer that does not validate is
+sent back with the validation errors for another try, ``output_retries`` times at most
+(as instructor's ``max_retries``); then :class:`~streamflow.core.errors.OutputValidationError`
+is raised with the message and the last partial object.
+
 Before each request the sinks with a ``reset()`` method (the render, log and otel
 sinks) restart their clock, so each turn's timings are its own. Sinks with an
 ``on_tool_result(result)`` method (:class:`~streamflow.RenderSink`) are
@@ -52,6 +63,7 @@ sub-agents its tools ran (:func:`streamflow.app.tools.agent_tool`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
@@ -61,12 +73,16 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from pydantic import TypeAdapter
 
 from ..core._tools._progress import Progress, ToolCallContext
-from ..core.errors import LimitExceededError
-from ..core.events import ToolCallItem, Usage
-from ..core.limits import Limits
+from ..core.errors import LimitExceededError, OutputValidationError
+from ..core.events import JSONDict, ToolCallItem, Usage
+from ..core.limits import DEFAULT_LIMITS, Limits
+from ..core.requests import ToolSpec
 from ..core.requests import Turn as ChatTurn
+from ..core.structured import OutputParser
+from ..core.structured.updates import OutputUpdates, plain
 from ..reactive.sources import Source, from_httpx
 from ..reactive.types import SinkLike
 from ..wire.redaction import scrub_error, secrets_in, with_secrets
@@ -112,6 +128,9 @@ class Agent:
     variables). ``send`` posts each request (:func:`http_sender`); without one, each run
     opens its own ``httpx.AsyncClient`` and closes it when the run ends.
 
+    ``output`` asks for a structured output of that type, ``output_retries`` times
+    re-asked when it does not validate (see the module doc).
+
     ``sinks`` see every turn's stream (a render sink draws each turn);
     ``on_request(turn_number, request)`` runs before each request is sent and
     ``on_results(results)`` after each turn's tools ran, in call order. ``eager``,
@@ -125,9 +144,12 @@ class Agent:
                  on_request: Callable[[int, HTTPRequest], Any] | None = None,
                  on_results: Callable[[list[ToolResult]], Any] | None = None,
                  on_result: ResultCallback | None = None,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, output: Any = None,
+                 output_retries: int = 1) -> None:
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
+        if output_retries < 0:
+            raise ValueError("output_retries must be 0 or more")
         tools = tools if tools is not None else ToolRegistry()
         self.provider = provider_for(provider) if isinstance(provider, str) else provider
         self.tools = tools
@@ -140,6 +162,9 @@ class Agent:
         self.on_results = on_results
         self.on_result = on_result
         self.limits = limits
+        self.output = output
+        self.output_retries = output_retries
+        self.output_format = None if output is None else output_format(output)
 
     def stream(self, prompt: str | Sequence[ChatTurn]) -> AgentStream:
         """The run from ``prompt`` (a user text, or a conversation of neutral
@@ -313,6 +338,8 @@ class AgentStream:
         started: dict[str, ToolCallItem] = {}
 
         def hold(call: ToolCallItem) -> bool:
+            if call.name == FINAL_TOOL and self._output_tool():
+                return True  # the output itself: never run
             tool = tools.get(call.name)
             return tool is not None and tool.requires_approval(call.arguments)
 
@@ -357,9 +384,10 @@ class AgentStream:
             agent.show_results([r for r in results if r.tool_call_id not in held])
             if results:
                 messages.append(ChatTurn.results([r.to_part() for r in results]))
+        retries = 0
         for _ in range(agent.max_turns):
             number += 1
-            request = provider.request(messages, agent.tools)
+            request = self._request(messages)
             agent.restart_sinks()
             if agent.on_request is not None:
                 agent.on_request(number, request)
@@ -368,6 +396,7 @@ class AgentStream:
             dispatch = ToolDispatchSink(agent.dispatcher, eager=agent.eager,
                                         on_result=agent.on_result,
                                         hooks=self._hooks(number, tool_usage))
+            updates = self._output_updates()
             secrets = secrets_in(request.headers, request.url)
             try:
                 # the run and its sinks know the request's key, whatever ``send`` returns
@@ -378,15 +407,33 @@ class AgentStream:
                                           limits=agent.limits) as s:
                             async for event in s:
                                 await self._emit(AgentEvent("event", number, event=event))
+                                shown = None if updates is None else updates.feed(event)
+                                if shown is not None:
+                                    await self._emit(AgentEvent("output", number, output=shown))
                             message = s.message
             except Exception as error:  # whatever ``send`` is: no key of the request in it
                 scrub_error(error, secrets)
                 raise
-            if not wants_tools(message):  # no tool runs for this turn (see agent.py)
+            final_call = self._output_tool() and any(
+                c.name == FINAL_TOOL for c in message.tool_calls)
+            if final_call or not wants_tools(message):  # no tool runs for this turn
                 turns.append(Turn(request, message))
-                messages.append(ChatTurn.assistant(without_tool_calls(message)))
+                messages.append(ChatTurn.assistant(message if final_call
+                                                   else without_tool_calls(message)))
+                if updates is None:
+                    return await self._end(AgentResult(turns, messages, turn_count=number,
+                                                       carried_usage=carried))
+                try:
+                    output = updates.parser.final(message)
+                except OutputValidationError as error:
+                    if retries >= agent.output_retries:
+                        raise
+                    retries += 1  # the errors go back to the model: another try
+                    messages.append(self._retry_turn(message, error))
+                    continue
+                await self._emit(AgentEvent("output", number, output=plain(output)))
                 return await self._end(AgentResult(turns, messages, turn_count=number,
-                                                   carried_usage=carried))
+                                                   carried_usage=carried, output=output))
             turn = Turn(request, message, dispatch.results, tool_usage)
             turns.append(turn)
             messages.append(ChatTurn.assistant(message))
@@ -403,6 +450,47 @@ class AgentStream:
             if turn.results:
                 messages.append(ChatTurn.results([r.to_part() for r in turn.results]))
         raise LimitExceededError("max_turns", agent.max_turns, partial=turns[-1].message)
+
+    def _output_tool(self) -> bool:
+        """Whether the output comes as the ``final_result`` tool's arguments (a dialect
+        whose request side has no structured output option)."""
+        return (self.agent.output is not None
+                and "response_format" not in self.agent.provider.request_side.takes)
+
+    def _request(self, messages: list[ChatTurn]) -> HTTPRequest:
+        """The next request: the conversation, the tools and the output asked for."""
+        agent, fmt = self.agent, self.agent.output_format
+        if fmt is None:
+            return agent.provider.request(messages, agent.tools)
+        if self._output_tool():
+            final = ToolSpec(FINAL_TOOL, "Give the final answer: call this once, with the "
+                             "answer as its arguments.", fmt["schema"])
+            return agent.provider.request(messages, [*agent.tools, final])
+        return agent.provider.request(messages, agent.tools, response_format=fmt)
+
+    def _output_updates(self) -> OutputUpdates | None:
+        """A turn's structured output parser (``None``: the agent asks for none)."""
+        agent = self.agent
+        if agent.output is None:
+            return None
+        tool = self._output_tool()
+        return OutputUpdates(OutputParser(
+            agent.output, output_from="tool" if tool else "text",
+            tool_name=FINAL_TOOL if tool else None,
+            max_bytes=(agent.limits or DEFAULT_LIMITS).max_message_bytes))
+
+    def _retry_turn(self, message: Any, error: OutputValidationError) -> ChatTurn:
+        """What the model is told when its output did not validate: the errors, and to
+        answer again (a tool result for a ``final_result`` call, else a user turn)."""
+        problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc') or ()) or '(root)'}: "
+                             f"{e.get('msg')}" for e in error.errors[:10])
+        text = (f"The answer does not match the required schema ({problems}). "
+                "Answer again with the corrected JSON only.")
+        call = next((c for c in message.tool_calls if c.name == FINAL_TOOL), None)
+        if call is not None:
+            result = error_result(call, "ValidationError", text, errors=error.errors[:10])
+            return ChatTurn.results([result.to_part()])
+        return ChatTurn.user(text)
 
     async def _end(self, result: AgentResult) -> AgentResult:
         await self._emit(AgentEvent("run.end", result.turn_count, result=result))
@@ -430,6 +518,23 @@ class AgentStream:
             by_id[result.tool_call_id] = result
         order = prior.call_order or [c.tool_call_id for c in prior.pending]
         return [by_id[i] for i in order if i in by_id], tool_usage
+
+
+FINAL_TOOL = "final_result"
+"""The tool that carries an ``Agent(output=T)`` run's output where the dialect has no
+structured output option."""
+
+
+def output_format(output: Any) -> JSONDict:
+    """The neutral ``response_format`` asking for ``output`` (a pydantic model, a
+    ``TypeAdapter``-able type or a JSON schema dict): its JSON schema and a name."""
+    if isinstance(output, dict):
+        schema, name = output, str(output.get("title") or "output")
+    else:
+        schema = TypeAdapter(output).json_schema()
+        name = getattr(output, "__name__", "") or "output"
+    return {"type": "json_schema", "name": re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64],
+            "schema": schema}
 
 
 def conversation_of(prompt: str | Sequence[ChatTurn]) -> list[ChatTurn]:

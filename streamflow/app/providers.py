@@ -102,7 +102,7 @@ class Provider:
         """The streaming endpoint's URL (the dialect's path under ``base_url``)."""
         return self.request_side.url(self.base_url or "", self.model)
 
-    def chat_request(self, conversation: Sequence[Turn], tools: Iterable[Tool] = (), *,
+    def chat_request(self, conversation: Sequence[Turn], tools: Iterable[Tool | ToolSpec] = (), *,
                      response_format: JSONDict | None = None) -> ChatRequest:
         """The neutral request of ``conversation`` offering ``tools`` with this
         provider's model and options; ``response_format`` is the neutral structured
@@ -116,7 +116,7 @@ class Provider:
             request.options["response_format"] = response_format
         return request
 
-    def request(self, conversation: Sequence[Turn], tools: Iterable[Tool] = (), *,
+    def request(self, conversation: Sequence[Turn], tools: Iterable[Tool | ToolSpec] = (), *,
                 response_format: JSONDict | None = None) -> HTTPRequest:
         """The streaming HTTP request of ``conversation`` (see :meth:`chat_request`),
         built by the dialect's request side, with ``extra_headers`` and ``extra_body``."""

@@ -8,6 +8,8 @@
     tool.result                   tool_results: tool-output-* / TOOL_CALL_RESULT
     approval.request              approval_request (its approval id is the tool call id,
                                   the key ``agent.resume`` takes)
+    output                        output_value: the data-output part / the run's state
+                                  (STATE_SNAPSHOT, then STATE_DELTA patches)
     run.end                       finish
     event of a sub-agent          its finished text as progress of the parent's call
     turn.start, tool.start        nothing (the step opens with its first event, the
@@ -74,6 +76,8 @@ def agent_record(ev: Any) -> JSONDict | None:
         return {"agent": kind, "result": ev.result.to_dict()}
     if kind == "approval.request":
         return {"agent": kind, "call": _call_dict(ev.call)}
+    if kind == "output":
+        return {"agent": kind, "output": _json_safe(ev.output)}
     if kind == "run.end":
         return {"agent": kind}
     return None
@@ -100,6 +104,8 @@ def feed_agent_record(encoder: UIRunEncoder, record: JSONDict) -> bytes:
     if kind == "approval.request":
         call = _call(record["call"])
         return encoder.approval_request(call, call.tool_call_id)
+    if kind == "output":
+        return encoder.output_value(record.get("output"))
     if kind == "sub.text":
         parent = encoder.calls.get(str(record.get("parent_call_id")))
         if parent is None:

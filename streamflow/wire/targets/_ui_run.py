@@ -110,6 +110,7 @@ class UIRunEncoder(Encoder):
         self._groups = 0
         self._provider: JSONDict = {}
         self.calls: dict[str, ToolCallItem] = {}  # the run's finished tool calls, by id
+        self._run_output: Any = None  # the last output the run gave (output_value)
 
     # -- the driving side --------------------------------------------------------------
 
@@ -140,6 +141,14 @@ class UIRunEncoder(Encoder):
         if self.finished:
             raise RuntimeError(f"{self.name} encoder got an approval request after the run ended")
         return self._begin() + self.encode_approval(call, approval_id)
+
+    def output_value(self, value: Any) -> bytes:
+        """The bytes of a structured output the run computed itself (an
+        ``Agent(output=T)`` run's ``"output"`` events): ``value`` is plain JSON."""
+        if self.finished:
+            raise RuntimeError(f"{self.name} encoder got an output after the run ended")
+        previous, self._run_output = self._run_output, value
+        return self._begin() + self.output_update(value, previous)
 
     def finish(self) -> bytes:
         """The bytes that end a ``run=True`` run successfully (usage of every turn)."""

@@ -41,13 +41,12 @@ from starlette.routing import Route
 from streamflow import Agent, ToolRegistry
 from streamflow.app.agent import http_sender
 from streamflow.app.providers import make_provider
-from streamflow.core.requests import ToolResultPart
 from streamflow.servers.web import (
     Answer,
     ag_ui_response,
     agent_answer,
     agent_run,
-    approvals,
+    apply_approvals,
     from_run_agent_input,
     to_ui_message,
     ui_message_stream_response,
@@ -123,55 +122,20 @@ def answer_id(chat: list[dict[str, Any]]) -> str:
     return str(last["id"]) if last["role"] == "assistant" else f"{last['id']}-answer"
 
 
-def answered(held: dict[str, Any], posted: dict[str, Any]) -> dict[str, Any]:
-    """The stored message waiting for approval, with the user's answers from ``posted``."""
-    said = approvals([posted])  # call id -> True, or the denial: its reason, or False
-    parts = []
-    for part in held["parts"]:
-        answer = said.get(part.get("toolCallId", "")) \
-            if part.get("state") == "approval-requested" else None
-        if answer is not None:
-            reason = {"reason": answer} if isinstance(answer, str) else {}
-            part = {**part, "state": "approval-responded",
-                    "approval": {**part["approval"], "approved": answer is True, **reason}}
-        parts.append(part)
-    return {**held, "parts": parts}
-
-
-def seen(answer: Answer, message_id: str, held: dict[str, Any] | None, asks: bool) -> dict:
-    """The UIMessage the user saw: the message it went on from (its answered calls' results
-    in), then the answer's steps. With ``asks`` (a finished run, a page of AI SDK 6 or later)
-    a call left without a result waits for the user, as the stream said (approval-requested;
-    the approval id is the call id)."""
-    results = {r.tool_call_id: r for t in answer.turns for r in t.parts
-               if isinstance(r, ToolResultPart)}
-    parts = []
-    for part in [*(held or {}).get("parts", []), *to_ui_message(answer, id=message_id)["parts"]]:
-        result = results.get(part.get("toolCallId", "")) if part.get("approval") else None
-        if result is not None and result.is_error:
-            part = {**part, "state": "output-error", "errorText": result.content}
-        elif result is not None:
-            part = {**part, "state": "output-available", "output": json.loads(result.content)}
-        elif asks and part.get("state") == "input-available":
-            part = {**part, "state": "approval-requested", "approval": {"id": part["toolCallId"]}}
-        parts.append(part)
-    return {"id": message_id, "role": "assistant", "parts": parts}
-
-
 async def chat(request: Request) -> Response:  # useChat's transport posts {id, messages, ...}
     body, major = await request.json(), ai_sdk(request)
-    chat_id, new, held = body["id"], body["messages"][-1], None
+    chat_id, new = body["id"], body["messages"][-1]
     if new["role"] == "assistant":  # addToolApprovalResponse posts the answered message back
         stored = store.load(chat_id)
         if not stored or stored[-1]["id"] != new["id"]:
             raise HTTPException(409, "an answer to a message that is not the chat's last")
-        new = held = answered(stored[-1], new)
+        new = apply_approvals(stored[-1], new)  # only the answers are the client's
     store.save(chat_id, new)
     history = store.load(chat_id)
     message_id, run = answer_id(history), agent_answer(agent, history)
 
     def on_finish(answer: Answer, *, status: str) -> None:  # completed, failed or aborted
-        store.save(chat_id, seen(answer, message_id, held, status == "completed" and major > 5))
+        store.save(chat_id, to_ui_message(answer, id=message_id, ai_sdk=major))
 
     if streams is not None:  # the run through Redis: resumable, stoppable from any instance
         return await streams.create(request, chat_id, run, to="vercel-ui", on_finish=on_finish,
@@ -185,11 +149,10 @@ async def messages(request: Request) -> Response:
 
 
 async def resume(request: Request) -> Response:  # the AI SDK's reconnect (resume: true)
-    chat_id, major = request.path_params["chat_id"], ai_sdk(request)
-    if streams is None or not (stored := store.load(chat_id)):
+    if streams is None:
         return Response(status_code=204)
-    return await streams.response(request, chat_id, to="vercel-ui", ai_sdk=major,
-                                  message_id=answer_id(stored))  # the id the POST gave it
+    return await streams.response(request, request.path_params["chat_id"], to="vercel-ui",
+                                  ai_sdk=ai_sdk(request))
 
 
 async def stop(request: Request) -> Response:  # the stop button, from any instance

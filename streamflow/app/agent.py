@@ -76,6 +76,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic import TypeAdapter
 
 from ..core._tools._progress import Progress, ToolCallContext
+from ..core._tools._result import DENIED
 from ..core.errors import LimitExceededError, OutputValidationError
 from ..core.events import JSONDict, ToolCallItem, Usage
 from ..core.limits import DEFAULT_LIMITS, Limits
@@ -219,7 +220,6 @@ Decision = bool | str
 """A person's answer to an approval request: ``True`` runs the call, ``False`` or a
 reason (``str``) denies it (the model gets a tool error saying so)."""
 
-DENIED = "ApprovalDenied"
 
 
 class AgentStream:

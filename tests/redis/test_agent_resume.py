@@ -172,3 +172,46 @@ async def test_a_finished_agent_run_calls_on_finish_once_with_its_steps(
     assert (answer.usage.prompt_tokens, answer.usage.response_tokens) == (60, 12)
     assert [t.role for t in answer.turns] == ["assistant", "user", "assistant"]
     assert '"temperature": 17' in answer.turns[1].parts[0].text.replace(":17", ": 17")
+
+
+async def test_the_answers_message_id_is_the_same_on_every_instance(redis_url: str) -> None:
+    """The id ``create`` was given names the answer wherever it is resumed, and on_finish's."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route as HTTPRoute
+
+    finished: list[Any] = []
+    async with ReplayServer({"/v1/messages": [turn(call=False)]}) as upstream, \
+            httpx.AsyncClient(trust_env=False) as client:
+        provider = make_provider("anthropic", base_url=upstream.url, api_key="k", model="m")
+        agent = Agent(provider, ToolRegistry(), http_sender(client))
+        one = ResumableStreams(redis_url, heartbeat=0.5)
+        other = ResumableStreams(redis_url, heartbeat=0.5)  # another instance
+
+        async def chat(request: Request) -> Response:
+            return await one.create(request, "named", agent_run(agent, "Weather?"),
+                                    to="vercel-ui", message_id="answer-7",
+                                    on_finish=lambda a, status: finished.append(a))
+
+        async def resume(request: Request) -> Response:
+            return await other.response(request, "named", to="vercel-ui")
+
+        apps = [Starlette(routes=[HTTPRoute("/chat", chat, methods=["POST"])]),
+                Starlette(routes=[HTTPRoute("/chat/stream", resume)])]
+        async with one.running(), other.running(), \
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=apps[0]),
+                                  base_url="http://a") as a, \
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=apps[1]),
+                                  base_url="http://b") as b:
+            started = await a.post("/chat")
+            resumed = await b.get("/chat/stream",
+                                  headers={"x-resume-token": started.headers["x-resume-token"]})
+            with anyio.fail_after(5):
+                while not finished:
+                    await anyio.sleep(0.02)
+    first = [data(e) for e in events(started.text)]
+    again = [data(e) for e in events(resumed.text)]
+    assert first[0] == again[0] == {"type": "start", "messageId": "answer-7"}
+    assert first == again
+    assert finished[0].id == "answer-7"

@@ -27,14 +27,22 @@ from streamflow.app.providers import make_provider
 from streamflow.app.tools import ToolRegistry
 from streamflow.core.errors import RequestError
 from streamflow.servers.replay import ReplayServer
-from streamflow.servers.web import agent_answer, ui_message_stream_response
+from streamflow.servers.web import (
+    Answer,
+    agent_answer,
+    from_ui_messages,
+    to_ui_message,
+    ui_message_stream_response,
+)
 
 pytestmark = pytest.mark.anyio
 ASK = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Clean up /tmp/old."}]}
 
 
-def instance(upstream_url: str, client: httpx.AsyncClient, deleted: list[str]) -> Starlette:
-    """One app instance: its own Agent and tools, answering from the posted history only."""
+def instance(upstream_url: str, client: httpx.AsyncClient, deleted: list[str],
+             finished: list[Answer] | None = None) -> Starlette:
+    """One app instance: its own Agent and tools, answering from the posted history only
+    (each answer's ``on_finish`` appended to ``finished``)."""
     tools = ToolRegistry()
 
     @tools.tool(needs_approval=True)
@@ -48,7 +56,14 @@ def instance(upstream_url: str, client: httpx.AsyncClient, deleted: list[str]) -
 
     async def chat(request: Request) -> Response:
         body = await request.json()
-        return ui_message_stream_response(agent_answer(agent, body["messages"]))
+        def on_finish(answer: Answer, *, status: str) -> None:
+            if finished is not None:
+                finished.append(answer)
+
+        last = body["messages"][-1]  # a new answer gets an id; one that goes on keeps its own
+        named = None if last["role"] == "assistant" else f"{last['id']}-answer"
+        return ui_message_stream_response(agent_answer(agent, body["messages"]),
+                                          on_finish=on_finish, message_id=named)
 
     return Starlette(routes=[HTTPRoute("/api/chat", chat, methods=["POST"])])
 
@@ -84,10 +99,11 @@ def answered(message: dict[str, Any], approved: bool, reason: str | None = None
 async def test_another_instance_goes_on_from_the_history_alone(
         node_clients: Path, tmp_path: Path, approved: bool) -> None:
     deleted: list[str] = []
+    finished: list[Answer] = []
     async with ReplayServer({"/v1/messages": [turn(call=True), turn(call=False)]}) as upstream, \
             httpx.AsyncClient(trust_env=False) as client:
         first = instance(upstream.url, client, deleted)
-        other = instance(upstream.url, client, deleted)  # nothing shared with `first`
+        other = instance(upstream.url, client, deleted, finished)  # nothing shared
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=first),
                                      base_url="http://a") as a, \
                 httpx.AsyncClient(transport=httpx.ASGITransport(app=other),
@@ -107,9 +123,24 @@ async def test_another_instance_goes_on_from_the_history_alone(
                                                            and "not today" in text)
     chunks = payloads(going_on)
     kinds = [c["type"] if isinstance(c, dict) else c for c in chunks]
-    assert kinds.count("tool-output-available" if approved else "tool-output-error") == 1
+    assert kinds.count("tool-output-available" if approved else "tool-output-denied") == 1
     assert "Deleted." in "".join(c.get("delta", "") for c in chunks if isinstance(c, dict))
     assert kinds[-1] == "finish"
+    assert held["id"] == "u1-answer" == chunks[0]["messageId"]  # the same message goes on
+    # what on_finish stores is the message the browser holds now: the held one, its call
+    # answered as the AI SDK shows it, then the new step
+    (answer,) = finished
+    stored = to_ui_message(answer)
+    assert stored["id"] == held["id"] and stored["parts"][0] == held["parts"][0]
+    (call,) = [p for p in stored["parts"] if p.get("toolCallId") == "toolu_d"]
+    if approved:
+        assert call["state"] == "output-available" and call["output"] == "deleted /tmp/old"
+    else:
+        assert call["state"] == "output-denied"
+        assert call["approval"] == {"id": "toolu_d", "approved": False, "reason": "not today"}
+    assert stored["parts"][-1] == {"type": "text", "text": "Deleted.", "state": "done"}
+    again = from_ui_messages([ASK, stored])  # and it reads back as the model's conversation
+    assert [t.role for t in again] == ["user", "assistant", "user", "assistant"]
 
 
 async def test_a_history_without_answers_is_a_new_run_and_an_unanswered_ask_is_refused(

@@ -5,6 +5,7 @@ from ._progress import Progress as Progress
 from ._progress import ToolCallContext as ToolCallContext
 from ._progress import current_call as current_call
 from ._registry import ToolRegistry as ToolRegistry
+from ._result import DENIED as DENIED
 from ._result import ToolContent as ToolContent
 from ._result import ToolResult as ToolResult
 from ._result import error_result as error_result

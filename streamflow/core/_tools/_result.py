@@ -72,6 +72,10 @@ def _json_safe(value: Any) -> Any:
     return from_json(to_json(value, fallback=str))
 
 
+DENIED = "ApprovalDenied"
+"""The ``error`` of a call a person denied (``{"error": "ApprovalDenied", "message": reason}``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """The outcome of one tool call: ``content`` is the return value or an error object."""
@@ -91,6 +95,12 @@ class ToolResult:
     def parts(self) -> tuple[TextItem | InlineDataItem, ...] | None:
         """The content parts of a :class:`ToolContent` result (``None`` for other results)."""
         return self.content.parts if isinstance(self.content, ToolContent) else None
+
+    @property
+    def denied(self) -> bool:
+        """Whether this is the result of a call a person denied (never ran)."""
+        return (self.is_error and isinstance(self.content, dict)
+                and self.content.get("error") == DENIED)
 
     def to_part(self) -> ToolResultPart:
         """The result as the part of the next request's user turn: its text, or its

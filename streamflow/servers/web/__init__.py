@@ -19,7 +19,15 @@ require("streamflow.servers.web", "web", "starlette", "uvicorn", "ag_ui")
 
 
 from ._answer import Answer, FinishStatus, OnFinish, to_ui_message
-from ._drive import AgentRun, EncoderSink, agent_answer, agent_resume, agent_run, approvals
+from ._drive import (
+    AgentRun,
+    EncoderSink,
+    agent_answer,
+    agent_resume,
+    agent_run,
+    apply_approvals,
+    approvals,
+)
 from ._history import DataMapper, from_ui_messages, to_dialect
 from ._history_agui import from_run_agent_input
 from ._outbox import Outbox
@@ -32,6 +40,7 @@ from .responses import (
 
 __all__ = ["UI_MESSAGE_STREAM_HEADERS", "AgentRun", "Answer", "DataMapper",
            "EncodedStreamResponse", "EncoderSink", "FinishStatus", "OnFinish", "Outbox",
-           "ag_ui_response", "agent_answer", "agent_resume", "agent_run", "approvals",
+           "ag_ui_response", "agent_answer", "agent_resume", "agent_run", "apply_approvals",
+           "approvals",
            "from_run_agent_input", "from_ui_messages", "to_dialect", "to_ui_message",
            "ui_message_stream_response"]

@@ -16,12 +16,13 @@ import base64
 import inspect
 import json
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ...app._agent_types import total_usage
 from ...app.tools import ToolResult
+from ...core._tools import DENIED
 from ...core.events import (
     ContentItem,
     InlineDataItem,
@@ -39,6 +40,7 @@ from ...core.requests import Part, ToolResultPart, Turn
 from ...reactive.sinks.base import AsyncSink
 from ...wire.redaction import redact_text
 from ...wire.targets._ui_run import streamflow_metadata
+from ...wire.targets.vercel_ui.encode import CURRENT_AI_SDK, AISDKMajor
 
 FinishStatus = Literal["completed", "failed", "aborted"]
 OnFinish = Callable[..., "Awaitable[None] | None"]
@@ -47,7 +49,13 @@ OnFinish = Callable[..., "Awaitable[None] | None"]
 
 @dataclass(slots=True)
 class Answer:
-    """One answer: its steps as assistant turns, each step's tool results as a user turn."""
+    """One answer: its steps as assistant turns, each step's tool results as a user turn.
+
+    ``pending`` holds the ids of the calls the answer ended asking a person about;
+    ``continues`` the ``UIMessage`` the answer goes on with (the client's message whose
+    calls a person answered, see :func:`~streamflow.servers.web.agent_answer`): the
+    answer's first results are those calls'.
+    """
 
     id: str
     turns: list[Turn] = field(default_factory=list)
@@ -55,6 +63,8 @@ class Answer:
     usage: Usage | None = None
     """The tokens of every step the provider reported, summed (``None``: none reported;
     a step cut before its end reported none)."""
+    pending: list[str] = field(default_factory=list)
+    continues: JSONDict | None = None
 
     @property
     def text(self) -> str:
@@ -110,6 +120,15 @@ class AnswerRecorder(AsyncSink):
                                      else ThinkingItem("thinking.done", text))
         self._open.clear()
 
+    def continue_from(self, message: Mapping[str, Any]) -> None:
+        """The answer goes on with ``message`` (a ``UIMessage``), under its id."""
+        self.answer.continues = dict(message)
+        self.answer.id = str(message.get("id") or self.answer.id)
+
+    def on_approval_request(self, call: ToolCallItem) -> None:
+        """The answer ends asking a person about ``call``."""
+        self.answer.pending.append(call.tool_call_id)
+
     def on_tool_result(self, result: ToolResult) -> None:
         """A tool result of the step that just ended."""
         part = ToolResultPart(result.tool_call_id, result.text, result.is_error, result.name)
@@ -151,7 +170,31 @@ def _meta(item: ContentItem) -> dict[str, Any]:
     return {"providerMetadata": meta} if meta else {}
 
 
-def _ui_part(item: Part, results: dict[str, ToolResultPart]) -> JSONDict | None:
+def _with_result(part: JSONDict, result: ToolResultPart, ai_sdk: int) -> JSONDict:
+    """A tool part with its call's result: output-available, output-error, or (AI SDK 6
+    and later) output-denied for a call a person denied, as the client shows each."""
+    if result.is_error and ai_sdk >= 6 and _denied(result):  # the approval as the client has it
+        approval = {"id": part["toolCallId"], **(part.get("approval") or {}), "approved": False}
+        return {**part, "state": "output-denied", "approval": approval}
+    if result.is_error:
+        return {**part, "state": "output-error", "errorText": result.text}
+    try:
+        output: Any = json.loads(result.text)
+    except ValueError:
+        output = result.text
+    return {**part, "state": "output-available", "output": output}
+
+
+def _denied(result: ToolResultPart) -> bool:
+    """Whether ``result`` is a denied call's (``{"error": "ApprovalDenied", ...}``)."""
+    try:
+        content = json.loads(result.text)
+    except ValueError:
+        return False
+    return isinstance(content, dict) and content.get("error") == DENIED
+
+
+def _ui_part(item: Part, results: dict[str, ToolResultPart], ai_sdk: int) -> JSONDict | None:
     if isinstance(item, TextItem):
         return {"type": "text", "text": item.text, "state": "done", **_meta(item)}
     if isinstance(item, ThinkingItem):
@@ -178,37 +221,50 @@ def _ui_part(item: Part, results: dict[str, ToolResultPart]) -> JSONDict | None:
         if meta:
             part["callProviderMetadata"] = meta
         result = results.get(item.tool_call_id)
-        if result is not None and result.is_error:
-            part.update(state="output-error", errorText=result.text)
-        elif result is not None:
-            try:
-                output: Any = json.loads(result.text)
-            except ValueError:
-                output = result.text
-            part.update(state="output-available", output=output)
-        return part
+        return part if result is None else _with_result(part, result, ai_sdk)
     return None
 
 
-def to_ui_message(message: Answer | Message, *, id: str | None = None) -> JSONDict:
-    """``message`` as the AI SDK ``UIMessage`` the user saw: ``{"id", "role", "parts"}``.
+def to_ui_message(message: Answer | Message, *, id: str | None = None,
+                  ai_sdk: AISDKMajor = CURRENT_AI_SDK) -> JSONDict:
+    """``message`` as the AI SDK ``UIMessage`` the user saw: ``{"id", "role", "parts"}``,
+    the parts the client of major ``ai_sdk`` folds from the stream.
 
     Each step starts with ``step-start``; tool calls carry their results (state
-    ``output-available`` / ``output-error``); signatures travel in
+    ``output-available`` / ``output-error``; a denied call ``output-denied`` from AI SDK
+    6 on); a call the answer ended asking about is ``approval-requested`` (its approval id
+    the call id; AI SDK 5: ``input-available`` and the ``data-approval-request`` part);
+    an answer that goes on with a message (``Answer.continues``) is that message's parts,
+    its answered calls with their results, then the new steps. Signatures travel in
     ``providerMetadata.streamflow`` as the vercel-ui encoder writes them, so
     :func:`~streamflow.servers.web.from_ui_messages` gives the provider the same blocks back.
     """
+    continued: list[JSONDict] = []
+    pending: list[str] = []
     if isinstance(message, Message):
         turns = [Turn.assistant(message)]
         message_id = id or message.id or f"msg-{uuid.uuid4().hex}"
     else:
-        turns, message_id = message.turns, id or message.id
+        turns, message_id, pending = message.turns, id or message.id, message.pending
+        continued = list((message.continues or {}).get("parts") or [])
     results = {p.tool_call_id: p for t in turns if t.role == "user" for p in t.parts
                if isinstance(p, ToolResultPart)}
-    parts: list[JSONDict] = []
+    parts = [_with_result(p, results[p["toolCallId"]], ai_sdk)
+             if isinstance(p, dict) and p.get("toolCallId") in results else p for p in continued]
     for turn in turns:
         if turn.role != "assistant":
             continue
         parts.append({"type": "step-start"})
-        parts.extend(p for p in (_ui_part(i, results) for i in turn.parts) if p is not None)
+        parts.extend(p for p in (_ui_part(i, results, ai_sdk) for i in turn.parts)
+                     if p is not None)
+    asked = [p for p in parts if isinstance(p, dict) and p.get("toolCallId") in pending
+             and p.get("state") == "input-available"]
+    for part in asked:
+        call_id = part["toolCallId"]
+        if ai_sdk >= 6:
+            part.update(state="approval-requested", approval={"id": call_id})
+        else:
+            parts.append({"type": "data-approval-request", "id": call_id, "data": {
+                "approvalId": call_id, "toolCallId": call_id,
+                "toolName": part["type"][5:], "input": part.get("input")}})
     return {"id": message_id, "role": "assistant", "parts": parts}

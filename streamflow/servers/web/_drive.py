@@ -20,7 +20,7 @@ from ...app.agent import Agent, AgentEvent, AgentResult, AgentStream, Decision
 from ...app.runtime import run
 from ...app.tools import ToolResult
 from ...core.errors import StreamflowError
-from ...core.events import ToolCallItem, UniEvent
+from ...core.events import JSONDict, ToolCallItem, UniEvent
 from ...core.limits import Limits
 from ...core.requests import Turn
 from ...reactive.sinks.base import AsyncSink
@@ -34,12 +34,16 @@ from ._outbox import Outbox
 @dataclass(frozen=True, slots=True)
 class AgentRun:
     """An Agent run still to start, streamed as one UI message: ``agent.stream(prompt)``,
-    or ``agent.resume(resumed, decisions)`` when ``resumed`` (an ``AgentResult``) is set."""
+    or ``agent.resume(resumed, decisions)`` when ``resumed`` (an ``AgentResult``) is set;
+    ``continues`` is the client's ``UIMessage`` the answer goes on with (its id is the
+    answer's, and ``on_finish`` gets an :class:`~streamflow.servers.web.Answer` that
+    continues it)."""
 
     agent: Agent
     prompt: str | Sequence[Turn]
     resumed: AgentResult | None = None
     decisions: Mapping[str, Decision] = field(default_factory=dict)
+    continues: Mapping[str, Any] | None = None
 
     def stream(self) -> AgentStream:
         """The run's ``AgentStream`` (enter it with ``async with``)."""
@@ -69,9 +73,14 @@ def agent_answer(agent: Agent, messages: Sequence[Mapping[str, Any]]) -> AgentRu
     ``approval-responded`` parts ``addToolApprovalResponse`` sends) goes on from that
     step: each approved call runs, once, each denied one gets the model a tool error
     saying so, the step's other results are kept as they came, and the run continues --
-    on any instance, with nothing kept between the requests. Any other history is a new
-    run on it (:func:`~streamflow.servers.web.from_ui_messages`). A call asked about and
-    not answered is a :class:`~streamflow.core.errors.RequestError`.
+    on any instance, with nothing kept between the requests -- in the same UI message
+    (the answer's id is the last message's, ``on_finish``'s answer continues it). Any
+    other history is a new run on it (:func:`~streamflow.servers.web.from_ui_messages`). A
+    call asked about and not answered is a :class:`~streamflow.core.errors.RequestError`.
+
+    ``messages`` must be the server's own copy of the chat: a history a client posts can
+    hold any call, "approved". Keep the chat and take only the answers from the posted
+    message (:func:`apply_approvals`).
     """
     waiting = waiting_step(messages)
     if waiting is None:
@@ -83,7 +92,26 @@ def agent_answer(agent: Agent, messages: Sequence[Mapping[str, Any]]) -> AgentRu
                          held_results=held, call_order=order)
     answered = approvals(messages[-1:])
     return AgentRun(agent, (), result, {c.tool_call_id: answered.get(c.tool_call_id, False)
-                                        for c in calls})
+                                        for c in calls}, continues=messages[-1])
+
+
+def apply_approvals(stored: Mapping[str, Any], posted: Mapping[str, Any]) -> JSONDict:
+    """``stored`` (the server's copy of a message waiting for approval) with the answers
+    ``posted`` (the client's copy, as ``addToolApprovalResponse`` sends it back) gives its
+    ``approval-requested`` calls: only the answers are taken from the client, never its
+    parts, so a client cannot rewrite what the assistant said or what a tool returned."""
+    said = approvals([posted])
+    parts = []
+    for part in stored.get("parts") or ():
+        answer = said.get(str(part.get("toolCallId") or "")) \
+            if isinstance(part, Mapping) and part.get("state") == "approval-requested" else None
+        if answer is not None:
+            reason = {"reason": answer} if isinstance(answer, str) else {}
+            part = {**part, "state": "approval-responded",
+                    "approval": {**(part.get("approval") or {}), "approved": answer is True,
+                                 **reason}}
+        parts.append(part)
+    return {**stored, "parts": parts}
 
 
 def approvals(messages: Sequence[Mapping[str, Any]]) -> dict[str, bool | str]:
@@ -144,6 +172,11 @@ async def run_agent(job: AgentRun, write: Callable[[AgentEvent], Awaitable[None]
     the run's end as a run's sinks do (``on_end(None)``, or ``on_end(error)`` before a
     :class:`StreamflowError` is raised again). The one Agent loop of the web responses and
     of :class:`~streamflow.servers.web.resume.ResumableStreams`."""
+    if job.continues is not None:
+        for other in also:
+            go_on = getattr(other, "continue_from", None)
+            if go_on is not None:
+                go_on(job.continues)
     try:
         async with job.stream() as agent:
             async for ev in agent:
@@ -157,6 +190,10 @@ async def run_agent(job: AgentRun, write: Callable[[AgentEvent], Awaitable[None]
                         on_result = getattr(other, "on_tool_result", None)
                         if on_result is not None:
                             on_result(ev.result)
+                    elif ev.type == "approval.request" and ev.call is not None:
+                        asked = getattr(other, "on_approval_request", None)
+                        if asked is not None:
+                            asked(ev.call)
     except StreamflowError as error:
         for other in also:
             await other.on_end(error)
@@ -179,6 +216,8 @@ async def produce(source: Any, encoder: UIRunEncoder, outbox: Outbox, *,
     error: StreamflowError | None = None
     try:
         if isinstance(source, AgentRun):
+            if source.continues is not None:  # the client's message goes on: its id
+                encoder.message_id = source.continues.get("id") or encoder.message_id
 
             async def write(ev: AgentEvent) -> None:
                 data = sink.writer.check(feed_agent_event(sink.encoder, ev))

@@ -35,6 +35,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ...core._tools import DENIED
 from ...core.errors import RequestError
 from ...core.events import (
     InlineDataItem,
@@ -50,7 +51,7 @@ from ...wire.dialects import get_request
 DataMapper = Callable[[JSONDict], "Iterable[Part] | None"]
 """Maps a ``data-*`` part to the parts it stands for in the model's input (None: none)."""
 
-_TOOL_STATES_CALLED = ("input-available", "output-available", "output-error")
+_TOOL_STATES_CALLED = ("input-available", "output-available", "output-error", "output-denied")
 
 
 def _bad(message: str) -> RequestError:
@@ -160,6 +161,13 @@ def _tool(part: Mapping[str, Any]) -> tuple[ToolCallItem, ToolResultPart | None]
         return call, ToolResultPart(call_id, _output_text(part.get("output")), False, call.name)
     if state == "output-error":
         return call, ToolResultPart(call_id, str(part.get("errorText") or ""), True, call.name)
+    if state == "output-denied":  # a person said no: the model hears why, as a tool error
+        approval = part.get("approval")
+        reason = str((approval.get("reason") if isinstance(approval, Mapping) else None)
+                     or "the user denied this call")
+        return call, ToolResultPart(call_id, json.dumps({"error": DENIED, "message": reason},
+                                                         separators=(",", ":")),
+                                    True, call.name)
     return call, None
 
 

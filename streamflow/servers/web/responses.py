@@ -19,6 +19,7 @@ makes it the ``UIMessage`` the user saw, to store with the chat.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,6 +49,8 @@ class EncodedStreamResponse(Response):
                  status_code: int = 200, on_finish: OnFinish | None = None) -> None:
         self.source = source
         self.on_finish = on_finish
+        if encoder.message_id is None:  # named here, so the page and on_finish agree
+            encoder.message_id = f"msg-{uuid.uuid4().hex}"
         self.encoder = encoder
         self.dialect = dialect
         self.limits = limits

@@ -194,7 +194,8 @@ class ResumableStreams:
 
     async def start(self, chat_id: str, source: Any, *, token: str | None = None,
                     client: str | None = None, dialect: str = "auto",
-                    on_finish: OnFinish | None = None, **options: Any) -> Started:
+                    on_finish: OnFinish | None = None, message_id: str | None = None,
+                    **options: Any) -> Started:
         """Start a fresh answer for ``chat_id`` from ``source``; the chat's latest from now.
 
         ``source`` is a byte or UniEvent source, or an :func:`~streamflow.servers.web.agent_run`:
@@ -204,7 +205,11 @@ class ResumableStreams:
 
         ``token`` is the chat's resume token (needed unless this is its first answer);
         ``client`` the client key counted against ``max_live_per_client``;
-        ``on_finish`` replaces the app's for this answer. Raises
+        ``on_finish`` replaces the app's for this answer; ``message_id`` names the
+        answer's UI message on every instance that serves it (and ``on_finish``'s
+        answer), kept in Redis beside the stream (default: the id of the message an
+        :func:`~streamflow.servers.web.agent_answer` run continues, else one derived
+        from the stream key). Raises
         :class:`ResumeRefused` (bad id 400, wrong token 403), :class:`LimitExceededError`
         (too many live streams) or :class:`TransportError` (Redis). The ``start``
         entry is written before this returns, so a reader may connect at once.
@@ -215,8 +220,11 @@ class ResumableStreams:
         chat_id = check_chat_id(chat_id)
         slot = self.live.reserve(client)
         try:
+            if message_id is None and isinstance(source, AgentRun) and source.continues:
+                message_id = str(source.continues.get("id") or "") or None
             return await launch(self, self._group, chat_id, source, token, slot, dialect,
-                                {**options, "_on_finish": on_finish or self.on_finish})
+                                {**options, "_on_finish": on_finish or self.on_finish},
+                                message_id)
         except BaseException:
             slot.release()
             raise
@@ -241,7 +249,9 @@ class ResumableStreams:
                 client = await client
             started = await self.start(chat_id, source, token=presented_token(request),
                                        client=client, dialect=dialect, on_finish=on_finish,
+                                       message_id=flavour.pop("message_id", None),
                                        **(options or {}))
+            flavour = await self._named(started.key, to, flavour)
         except StreamflowError as error:
             return refusal(error, to)
         return self._serve(started.key, started.chat_id, to, request, "", headers, flavour,
@@ -257,18 +267,28 @@ class ResumableStreams:
         ``resume_token`` query parameter). HTTP 204 when the chat has no stream; a bad
         id (400), a refusal (403) or Redis down (503) in the protocol's error shape.
         ``flavour`` goes to the encoder (the message id of the UI protocols defaults to
-        one derived from the stream key, so every instance writes the same bytes).
+        the one the answer was started with, else one derived from the stream key, so
+        every instance writes the same bytes).
         """
         _check_protocol(to)
         try:
             if request is not None:
                 await self._authorized(request, chat_id)
             key = await self._latest(check_chat_id(chat_id), token or presented_token(request))
+            if key is not None:
+                flavour = await self._named(key, to, flavour)
         except StreamflowError as error:
             return refusal(error, to)
         if key is None:
             return Response(status_code=204)
         return self._serve(key, chat_id, to, request, last_event_id, headers, flavour)
+
+    async def _named(self, key: str, to: str, flavour: dict[str, Any]) -> dict[str, Any]:
+        """``flavour`` with the message id the answer of stream ``key`` was started with."""
+        if to == "uni" or "message_id" in flavour:
+            return flavour
+        stored = await self.link.call("get", message_key(key))
+        return {**flavour, "message_id": str(stored)} if stored else flavour
 
     async def _authorized(self, request: Request, chat_id: str) -> None:
         check_chat_id(chat_id)
@@ -306,9 +326,14 @@ def _check_protocol(to: str) -> None:
 log = redacting_logger("streamflow.servers.web.resume")  # no credential in a line
 
 
+def message_key(key: str) -> str:
+    """Where the message id of stream ``key``'s answer is kept."""
+    return f"{key}:message"
+
+
 async def launch(streams: ResumableStreams, group: TaskGroup, chat_id: str, source: Any,
                  token: str | None, slot: Slot, dialect: str,
-                 options: dict[str, Any]) -> Started:
+                 options: dict[str, Any], message_id: str | None = None) -> Started:
     """Start a fresh answer of ``chat_id`` (checked) in ``group``; the chat points at it."""
     link = streams.link
     pointer, token_key = streams._keys(chat_id)
@@ -320,6 +345,8 @@ async def launch(streams: ResumableStreams, group: TaskGroup, chat_id: str, sour
     await sink.start(group)
     life = max(86400, int(streams.ttl))
     try:
+        if message_id:  # before the pointer: a reader that finds the stream finds its id
+            await link.call("set", message_key(key), message_id, ex=life)
         await point(link, pointer, key, life, token_key, token if streams.tokens else None)
     except BaseException:
         await sink.aclose()
@@ -330,18 +357,19 @@ async def launch(streams: ResumableStreams, group: TaskGroup, chat_id: str, sour
                 pass  # it expires with the sink's ttl
         raise
     group.start_soon(produce, sink, source, dialect, options, slot, link,
-                     stop_key(streams.prefix, key), streams.limits,
+                     stop_key(streams.prefix, key), streams.limits, message_id,
                      name=f"streamflow-producer:{key}")
     return Started(chat_id, key, token if streams.tokens else None)
 
 
 async def produce(sink: RedisStreamSink, source: Any, dialect: str, options: dict[str, Any],
-                  slot: Slot, link: RedisLink, stop_key: str, limits: Limits) -> None:
+                  slot: Slot, link: RedisLink, stop_key: str, limits: Limits,
+                  message_id: str | None = None) -> None:
     """Run ``source`` -- a byte or UniEvent source, or an :class:`AgentRun` (one entry per
     record, ``run.end`` the last) -- into ``sink`` until it ends or ``stop_key`` appears;
     then ``on_finish``, once, with what the readers saw and how it ended."""
     on_finish = options.pop("_on_finish", None)
-    recorder = AnswerRecorder()
+    recorder = AnswerRecorder(message_id)
     status: FinishStatus = "aborted"  # unless the run ends by itself
     stopped = False
 

@@ -173,6 +173,8 @@ class VercelUIEncoder(UIRunEncoder):
         return b""
 
     def encode_result(self, result: ToolResult) -> bytes:
+        if result.denied and self.ai_sdk >= 6:  # the call never ran: the client shows it so
+            return chunk({"type": "tool-output-denied", "toolCallId": result.tool_call_id})
         if result.is_error:
             return chunk({"type": "tool-output-error", "toolCallId": result.tool_call_id,
                           "errorText": result.text})

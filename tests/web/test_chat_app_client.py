@@ -103,17 +103,17 @@ async def chat_client(node_dir: Path, package: str, api: str) -> AsyncIterator[C
 
 
 def as_stored(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The client's messages less what only the client holds: ``metadata``, the message
-    metadata the stream sent (model, usage, finish reason, per turn), which the app's store
-    does not keep; a reasoning part's ``id`` (the stream's own block id, ``thinking-1``);
-    and the ``streaming`` state of a text the user stopped (the stored partial is a
-    finished text: ``done``)."""
+    """The client's messages less what only the client holds: a reasoning part's ``id``
+    (the stream's own block id, ``thinking-1``) and the ``streaming`` state of a text the
+    user stopped (the stored partial is a finished text: ``done``). The message metadata
+    the stream sent (model, usage, finish reason, per turn) is stored as the client
+    merged it."""
     out = []
     for message in messages:
         parts = [{k: v for k, v in p.items() if not (k == "id" and p["type"] == "reasoning")}
                  | ({"state": "done"} if p.get("state") == "streaming" else {})
                  for p in message["parts"]]
-        out.append({k: v for k, v in message.items() if k != "metadata"} | {"parts": parts})
+        out.append(dict(message) | {"parts": parts})
     return out
 
 

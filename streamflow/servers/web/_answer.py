@@ -39,7 +39,7 @@ from ...core.message import Message
 from ...core.requests import Part, ToolResultPart, Turn
 from ...reactive.sinks.base import AsyncSink
 from ...wire.redaction import redact_text
-from ...wire.targets._ui_run import streamflow_metadata
+from ...wire.targets._ui_run import RunSummary, streamflow_metadata
 from ...wire.targets.vercel_ui.encode import CURRENT_AI_SDK, AISDKMajor
 
 FinishStatus = Literal["completed", "failed", "aborted"]
@@ -65,6 +65,10 @@ class Answer:
     a step cut before its end reported none)."""
     pending: list[str] = field(default_factory=list)
     continues: JSONDict | None = None
+    metadata: JSONDict | None = None
+    """The message metadata the UI stream sent (model, finish reason, usage, each turn's
+    summary) after each step, merged as the AI SDK client merges it; ``None`` before a
+    step ended."""
 
     @property
     def text(self) -> str:
@@ -78,6 +82,7 @@ class AnswerRecorder(AsyncSink):
 
     def __init__(self, message_id: str | None = None) -> None:
         self.answer = Answer(message_id or f"msg-{uuid.uuid4().hex}")
+        self._summary = RunSummary()
         self._step: list[Part] | None = None
         self._open: dict[str, list[str]] = {}  # kind -> fragments of the open group
 
@@ -95,6 +100,8 @@ class AnswerRecorder(AsyncSink):
         """:meth:`on_event`, which never waits: always taken at once."""
         if not isinstance(event, UniEvent):
             return True
+        if self._summary.feed(event) is not None:  # merged as the client merges each one
+            self.answer.metadata = merge_metadata(self.answer.metadata, self._summary.summary())
         if event.event_type == "stop":
             self._close_open()
             self._step = None
@@ -235,7 +242,8 @@ def to_ui_message(message: Answer | Message, *, id: str | None = None,
     6 on); a call the answer ended asking about is ``approval-requested`` (its approval id
     the call id; AI SDK 5: ``input-available`` and the ``data-approval-request`` part);
     an answer that goes on with a message (``Answer.continues``) is that message's parts,
-    its answered calls with their results, then the new steps. Signatures travel in
+    its answered calls with their results, then the new steps; ``metadata`` is the
+    message metadata the stream sent, merged over the continued message's. Signatures travel in
     ``providerMetadata.streamflow`` as the vercel-ui encoder writes them, so
     :func:`~streamflow.servers.web.from_ui_messages` gives the provider the same blocks back.
     """
@@ -267,4 +275,23 @@ def to_ui_message(message: Answer | Message, *, id: str | None = None,
             parts.append({"type": "data-approval-request", "id": call_id, "data": {
                 "approvalId": call_id, "toolCallId": call_id,
                 "toolName": part["type"][5:], "input": part.get("input")}})
-    return {"id": message_id, "role": "assistant", "parts": parts}
+    out: JSONDict = {"id": message_id, "role": "assistant", "parts": parts}
+    if isinstance(message, Answer):
+        metadata = merge_metadata((message.continues or {}).get("metadata"), message.metadata)
+        if metadata is not None:
+            out["metadata"] = metadata
+    return out
+
+
+def merge_metadata(base: Any, new: Any) -> Any:
+    """``new`` message metadata over ``base``, as the AI SDK client merges them: objects
+    key by key, anything else (lists included) replaced; ``None`` for neither."""
+    if new is None:
+        return base
+    if not isinstance(base, dict) or not isinstance(new, dict):
+        return new
+    merged = dict(base)
+    for key, value in new.items():
+        merged[key] = merge_metadata(merged.get(key), value) \
+            if isinstance(value, dict) else value
+    return merged

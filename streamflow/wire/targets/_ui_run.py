@@ -81,6 +81,39 @@ def turn_summary(event: UniEvent, provider: JSONDict) -> JSONDict:
             "provider": merged or None}
 
 
+class RunSummary:
+    """A run's metadata as its UI stream sends it, fed the run's events (sans-IO): each
+    turn's :func:`turn_summary` and the usage they reported. One per run: the encoder's
+    ``message-metadata`` and an :class:`~streamflow.servers.web.Answer`'s come from it."""
+
+    __slots__ = ("turns", "usages", "_provider")
+
+    def __init__(self) -> None:
+        self.turns: list[JSONDict] = []
+        self.usages: list[Usage | None] = []
+        self._provider: JSONDict = {}
+
+    def feed(self, event: UniEvent) -> JSONDict | None:
+        """Take one event; the turn's summary when it is a ``stop``, else ``None``."""
+        if event.event_type == "stop":
+            summary = turn_summary(event, self._provider)
+            self._provider = {}
+            self.turns.append(summary)
+            self.usages.append(reported_usage(event.usage_metadata))
+            return summary
+        if event.provider:
+            self._provider.update((k, v) for k, v in event.provider.items()
+                                  if k not in UNIEVENT_KEYS)
+        return None
+
+    def summary(self) -> JSONDict:
+        """The run's metadata: the last turn's model and finish reason, usage added up, turns."""
+        last = self.turns[-1] if self.turns else {}
+        return {"model": last.get("model"), "finish_reason": last.get("finish_reason"),
+                "usage_metadata": usage_to_dict(total_usage(self.usages)),
+                "turns": list(self.turns)}
+
+
 class UIRunEncoder(Encoder):
     """Runs, steps and groups for a UI protocol; subclasses write the protocol's events.
 
@@ -101,14 +134,13 @@ class UIRunEncoder(Encoder):
             OutputParser(output, output_from=output_from))
         self.run = run
         self.message_id = message_id
-        self.turns: list[JSONDict] = []
-        self.usages: list[Usage | None] = []
+        self.run_summary = RunSummary()
+        self.turns = self.run_summary.turns
         self.started = False
         self.step_open = False
         self.group: ContentItem | None = None
         self.group_id = ""
         self._groups = 0
-        self._provider: JSONDict = {}
         self.calls: dict[str, ToolCallItem] = {}  # the run's finished tool calls, by id
         self._run_output: Any = None  # the last output the run gave (output_value)
 
@@ -181,20 +213,14 @@ class UIRunEncoder(Encoder):
         if not self.step_open:
             self.step_open = True
             out.append(self.begin_step(len(self.turns) + 1))
-        if event.event_type == "stop":
-            summary = turn_summary(event, self._provider)
-            self._provider = {}
-            self.turns.append(summary)
-            self.usages.append(reported_usage(event.usage_metadata))
+        summary = self.run_summary.feed(event)
+        if summary is not None:
             self.step_open = False
             out.append(self.end_step(len(self.turns), summary))
             if not self.run:
                 self.finished = True
                 out.append(self._end_run())
             return b"".join(out)
-        if event.provider:
-            self._provider.update((k, v) for k, v in event.provider.items()
-                                  if k not in UNIEVENT_KEYS)
         item = event.content_items[0]
         if self.group is None:
             self.group = item
@@ -231,11 +257,8 @@ class UIRunEncoder(Encoder):
         return self.begin_run()
 
     def summary(self) -> JSONDict:
-        """The run's metadata: the last turn's model and finish reason, usage added up, turns."""
-        last = self.turns[-1] if self.turns else {}
-        return {"model": last.get("model"), "finish_reason": last.get("finish_reason"),
-                "usage_metadata": usage_to_dict(total_usage(self.usages)),
-                "turns": self.turns}
+        """The run's metadata (:meth:`RunSummary.summary`)."""
+        return self.run_summary.summary()
 
     # -- the protocol's hooks (each returns the bytes to write) -------------------------
 

@@ -44,7 +44,7 @@ from ..core.message import Message
 from ..reactive._fanout import FanOut
 from ..reactive._scope import Scope, scope
 from ..reactive.operators import Handlers
-from ..reactive.operators._base import subscriber
+from ..reactive.operators._base import guarded, subscriber
 from ..reactive.operators.from_async import from_async
 from ..reactive.operators.pipeline import DecodedObservable, decoder_handlers
 from ..reactive.sinks.base import AsyncSink
@@ -154,6 +154,19 @@ class Run:
 
         front: Observable[Any] = Observable(subscriber(source, setup))
         return front.pipe(*self.transforms) if self.transforms else front
+
+    def driven(self) -> abc.ObserverBase[bytes]:
+        """The run fed from its caller's own task: a pull loop that pushes (the gateway
+        reads a chunk, feeds it here, writes what its sinks made of it, then reads the
+        next). The observer a byte source's subscription pushes to -- ``on_next(chunk)``,
+        ``on_error``, ``on_completed``, behind the same stop flag -- wired to the run's
+        decoder and fan-out exactly as :meth:`start` wires them; the outcome is
+        :meth:`settle`. Sync sinks only (an AsyncSink's feeder needs a scope: ``TypeError``)."""
+        if self.fan.feeders:
+            raise TypeError("a driven run takes sync sinks only (an AsyncSink needs run())")
+        decoder = self.make_decoder(self.dialect, self.framing, self.limits, self.options)
+        fan = cast(abc.ObserverBase[Any], self.fan)
+        return cast(abc.ObserverBase[bytes], guarded(decoder_handlers(decoder, fan)))
 
     # -- lifecycle -----------------------------------------------------------
     def start(self, owner: Scope | None) -> None:

@@ -75,6 +75,12 @@ class _Guard:
         self._upstream.dispose()
 
 
+def guarded(handlers: Handlers) -> _Guard:
+    """``handlers`` behind the stop flag a subscription puts them behind: the observer a
+    caller that reads its own chunks pushes to (``Run.driven``)."""
+    return _Guard(handlers, SingleAssignmentDisposable())
+
+
 def subscriber(source: Observable[Any], setup: Callable[[abc.ObserverBase[Any]], Handlers]
                ) -> Callable[..., abc.DisposableBase]:
     """The subscribe function of ``source`` piped through a :func:`stateful` operator

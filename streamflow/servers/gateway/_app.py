@@ -34,8 +34,9 @@ never mix.
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -51,16 +52,16 @@ from ...app.providers import HTTPRequest
 from ...core.errors import RequestError, StreamflowError
 from ...core.events import UniEvent
 from ...core.limits import DEFAULT_LIMITS, Limits
-from ...core.message import Assembler, Message
+from ...core.message import Message
 from ...core.requests import ChatRequest
 from ...wire.dialects import REQUESTS, get_encoder, get_request
 from ...wire.dialects.encoder import BodyWriter
-from ...wire.redaction import redacting_logger
+from ...wire.redaction import redacting_logger, scrub_error
 from ._carry import Carrier, process_key, restore
 from ._envelopes import error_response
 from ._models import ModelsRoute, models_routes
 from ._response import EventStreamResponse
-from ._upstream import Upstream
+from ._upstream import Opened, Upstream
 from .limits import (
     DEFAULT_GATEWAY_LIMITS,
     ClientDisconnected,
@@ -179,7 +180,7 @@ class Gateway:
             upstream_request = _passthrough(upstream_request, body, chat.model)
         stack = AsyncExitStack()
         try:
-            batches = await stack.enter_async_context(self.upstream.open(upstream_request))
+            opened = await stack.enter_async_context(self.upstream.open(upstream_request))
         except StreamflowError as exc:
             await stack.aclose()
             return _error(dialect, exc)
@@ -187,13 +188,13 @@ class Gateway:
         if not chat.stream:
             async with stack:
                 try:
-                    message = await _collect(batches, carrier)
+                    message = await _collect(opened, carrier)
                 except StreamflowError as exc:
                     return _error(dialect, exc)
             assert side.reply is not None  # checked before the request went upstream
             return JSONResponse(side.reply(message))
         writer = BodyWriter(get_encoder(side.stream_dialect)())
-        return EventStreamResponse(_encode(batches, carrier, writer, stack),
+        return EventStreamResponse(_encode(opened, carrier, writer, stack),
                                    media_type=writer.encoder.media_type,
                                    headers={"cache-control": "no-cache"})
 
@@ -250,23 +251,65 @@ def _error(dialect: str, error: StreamflowError, *, status: int | None = None) -
     return JSONResponse(envelope, status_code=code, headers=headers)
 
 
-async def _collect(batches: AsyncIterator[list[UniEvent]], carrier: Carrier) -> Message:
-    assembler = Assembler()
-    async for events in batches:
-        for event in events:
-            assembler.feed(carrier.event(event))
-    return assembler.message
+class _Body:
+    """The client's body, written by a sync sink as the run's events arrive; the relay
+    takes what it wrote after each upstream chunk (:meth:`written`)."""
+
+    __slots__ = ("convert", "out", "writer")
+
+    def __init__(self, writer: BodyWriter, convert: Callable[[UniEvent], UniEvent] | None
+                 ) -> None:
+        self.writer = writer
+        self.convert = convert
+        self.out: list[bytes] = []
+
+    def on_next(self, event: Any) -> None:
+        if type(event) is UniEvent:
+            data = self.writer.feed(event if self.convert is None else self.convert(event))
+            if data:
+                self.out.append(data)
+
+    def on_error(self, error: Exception) -> None:
+        """The relay writes the in-band error (after the run settled)."""
+
+    def on_completed(self) -> None:
+        """Nothing more: the stop event wrote the body's end."""
+
+    def written(self) -> bytes:
+        """What was written since the last call (``b""``: nothing)."""
+        if not self.out:
+            return b""
+        data = self.out[0] if len(self.out) == 1 else b"".join(self.out)
+        self.out.clear()
+        return data
 
 
-async def _encode(batches: AsyncIterator[list[UniEvent]], carrier: Carrier, writer: BodyWriter,
+async def _collect(opened: Opened, carrier: Carrier) -> Message:
+    message = await opened.message(opened.run())
+    if not carrier.active:
+        return message
+    return replace(message, items=[carrier.item(i) for i in message.items])
+
+
+async def _encode(opened: Opened, carrier: Carrier, writer: BodyWriter,
                   stack: AsyncExitStack) -> AsyncIterator[bytes]:
-    """The client's body: each batch re-encoded as it arrives; a failure (a cut body
-    included) as the in-band error, which ends the body (the response has started)."""
+    """The client's body: the upstream's answer through a driven run into the client's
+    encoder, written after each chunk; a failure (a cut body included) as the in-band
+    error, which ends the body (the response has started)."""
+    body = _Body(writer, carrier.event if carrier.active else None)
     try:
-        async for chunk in writer.abody(batches, carrier.event):
+        run = opened.run(body)
+        async for chunk in opened.relay(run, body.written):
             yield chunk
-    except StreamflowError as exc:
-        log.info("upstream stream failed after the answer started: %s", exc)
+        outcome = run.settle()
+        error: StreamflowError | None = None
+        if isinstance(outcome, StreamflowError):
+            error = scrub_error(outcome, opened.secrets)
+            log.info("upstream stream failed after the answer started: %s", error)
+        elif isinstance(outcome, BaseException):
+            raise outcome  # a bug of ours: as itself
+        tail, _ = writer.close(error)
+        yield body.written() + tail
     finally:
         with anyio.CancelScope(shield=True):
             await stack.aclose()

@@ -1,17 +1,20 @@
-"""The upstream side of the gateway: one streaming httpx request, decoded by streamflow.
+"""The upstream side of the gateway: one streaming httpx request, read as a run reads it.
 
 :class:`Upstream` holds where requests go (base URL, dialect, credentials, an
 ``httpx.AsyncClient``). :meth:`Upstream.open` sends a request through
 :class:`~streamflow.reactive.sources.http.AsyncHTTPSource` (status checked before any byte
-is parsed: a non-2xx answer raises ``HTTPStatusError`` with the upstream's
-envelope read) and yields an async iterator of UniEvent batches decoded by a
-:class:`~streamflow.wire.decoder.StreamDecoder`. Leaving the ``async with`` closes the
-upstream response, so a cancelled client request closes the upstream connection.
+is parsed: a non-2xx answer raises ``HTTPStatusError`` with the upstream's envelope
+read) and yields an :class:`Opened` answer: :meth:`Opened.relay` reads it with THE chunk
+reader (idle timeout, deadline, typed errors) into a driven
+:class:`~streamflow.app.runtime.Run` -- the run core's decoder, fan-out and outcome,
+fed from the response's own task -- and yields what the run's sinks wrote after each
+chunk. Leaving the ``async with`` closes the upstream response, so a cancelled client
+request closes the upstream connection.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -19,13 +22,13 @@ from functools import lru_cache
 import httpx
 
 from ...app.providers import HTTPRequest
-from ...core.errors import RequestError, StreamflowError
-from ...core.events import UniEvent
+from ...app.runtime import Run
+from ...core.errors import RequestError
 from ...core.limits import DEFAULT_LIMITS, Limits
+from ...core.message import Message
 from ...core.requests import ChatRequest
 from ...reactive._chunk_reader import ChunkReader
 from ...reactive.sources.http import AsyncHTTPSource
-from ...wire.decoder import StreamDecoder
 from ...wire.dialects import credential_headers, get_request
 from ...wire.redaction import REDACTED, redact_headers, redact_url, scrub_error, secrets_in
 from ._h1 import H1Transport
@@ -106,8 +109,8 @@ class Upstream:
         return request
 
     @asynccontextmanager
-    async def open(self, request: HTTPRequest) -> AsyncIterator[AsyncIterator[list[UniEvent]]]:
-        """Send ``request``; yield its answer as batches of UniEvents (see the module doc)."""
+    async def open(self, request: HTTPRequest) -> AsyncIterator[Opened]:
+        """Send ``request``; yield its answer, opened (see the module doc)."""
         client = self.http_client()
         source = AsyncHTTPSource(
             client, lambda: client.build_request(request.method, parsed_url(request.url),
@@ -118,11 +121,61 @@ class Upstream:
         try:
             async with AsyncExitStack() as stack:
                 chunks = await reader.open(stack, source.open())
-                decoder = StreamDecoder(get_request(self.dialect).stream_dialect,
-                                        limits=self.limits)  # a codec's own decoder
-                yield _events(chunks, decoder, reader, secrets)
+                yield Opened(source, reader, chunks, secrets,
+                             get_request(self.dialect).stream_dialect, self.limits)
         except httpx.HTTPError as exc:
             raise scrub_error(source.map_error(exc), secrets) from exc
+
+
+@dataclass
+class Opened:
+    """An upstream answer whose status was checked, still to be read (see the module doc)."""
+
+    source: AsyncHTTPSource
+    reader: ChunkReader
+    chunks: AsyncIterator[bytes]
+    secrets: frozenset[str]
+    dialect: str
+    limits: Limits
+
+    def run(self, *sinks: object) -> Run:
+        """The run of this answer into ``sinks`` (sync sinks), decoded with the upstream's
+        codec."""
+        return Run(self.source, sinks, dialect=self.dialect, limits=self.limits,
+                   caller="the gateway")
+
+    async def relay(self, run: Run, written: Callable[[], bytes]) -> AsyncIterator[bytes]:
+        """Read the answer into ``run`` (from :meth:`run`), chunk by chunk in this task;
+        after each chunk, yield ``written()`` (what the run's sinks wrote), when any."""
+        feed = run.driven()
+        error: Exception | None = None
+        try:
+            while (chunk := await self.reader.next(self.chunks)) is not None:
+                if chunk:
+                    feed.on_next(chunk)
+                data = written()
+                if data:
+                    yield data
+                if run.fan.finished:  # a stream that failed is over
+                    break
+        except Exception as exc:  # as the run's own reader task does: the mapped error
+            error = self.reader.mapped(exc)
+        finally:
+            self.reader.close()
+        if error is not None:
+            feed.on_error(error)
+        else:
+            feed.on_completed()
+
+    async def message(self, run: Run) -> Message:
+        """Read the whole answer into ``run``: its message, or its typed error raised
+        (``partial`` attached, no credential of the request in it)."""
+        async for _ in self.relay(run, bytes):
+            pass
+        outcome = run.settle()
+        if isinstance(outcome, BaseException):
+            raise scrub_error(outcome, self.secrets)
+        return outcome
 
 
 CACHED_URL_CHARS = 2048
@@ -139,29 +192,3 @@ def parsed_url(url: str) -> httpx.URL:
 @lru_cache(maxsize=256)
 def _parsed(url: str) -> httpx.URL:
     return httpx.URL(url)
-
-
-async def _events(chunks: AsyncIterator[bytes], decoder: StreamDecoder, reader: ChunkReader,
-                  secrets: frozenset[str]) -> AsyncIterator[list[UniEvent]]:
-    """Decode ``chunks`` read by THE chunk reader (idle timeout, deadline, typed errors);
-    a failure carries the partial message and none of the request's credentials (an
-    upstream's in-band error may quote the key it was sent)."""
-    try:
-        try:
-            while True:
-                try:
-                    chunk = await reader.next(chunks)
-                except StreamflowError as exc:
-                    exc.with_partial(decoder.partial)
-                    raise
-                if chunk is None:
-                    break
-                events = decoder.feed(chunk)
-                if events:
-                    yield events
-        finally:
-            reader.close()
-        yield decoder.close()
-    except StreamflowError as exc:
-        scrub_error(exc, secrets)
-        raise

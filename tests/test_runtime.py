@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -222,3 +223,51 @@ def test_run_sync_for_synchronous_sources() -> None:
 def test_not_a_sink() -> None:
     with pytest.raises(TypeError, match="not a sink"):
         streamflow.run_sync(from_bytes(TURN), 42)
+
+
+# -- a driven run: the caller's own task reads and pushes (the gateway) ----------------
+
+def _driven(chunks: list[bytes], *sinks: Any) -> tuple[Any, list[Any]]:
+    from streamflow.app.runtime import Run
+
+    seen: list[Any] = []
+    run = Run(from_bytes(b"".join(chunks)), (seen.append, *sinks), dialect="anthropic")
+    feed = run.driven()
+    for chunk in chunks:
+        feed.on_next(chunk)
+    feed.on_completed()
+    return run.settle(), seen
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 100_000])
+def test_a_driven_run_gives_what_run_gives(size: int) -> None:
+    from streamflow.demo import recording
+
+    body = recording("anthropic", 1)
+    outcome, seen = _driven([body[i:i + size] for i in range(0, len(body), size)])
+    events: list[Any] = []
+    message = streamflow.run_sync(from_bytes(body), events.append)
+    def untimed(evs: list[Any]) -> list[Any]:  # created_at is the clock's
+        return [dataclasses.replace(e, created_at=0) for e in evs]
+
+    assert untimed(seen) == untimed(events)
+    assert outcome.items == message.items and outcome.usage_metadata == message.usage_metadata
+
+
+def test_a_driven_run_ends_with_the_typed_error_and_the_partial() -> None:
+    from streamflow.demo import recording
+
+    body = recording("anthropic", 1)
+    outcome, seen = _driven([body[: len(body) // 2]])
+    assert isinstance(outcome, streamflow.IncompleteStreamError)
+    assert outcome.partial is not None and outcome.partial.items  # what arrived is kept
+    assert seen and all(type(e) is streamflow.UniEvent for e in seen)
+
+
+def test_a_driven_run_takes_sync_sinks_only() -> None:
+    class Later(AsyncSink):
+        async def on_event(self, event: Any) -> None:
+            pass
+
+    with pytest.raises(TypeError, match="sync sinks only"):
+        _driven([b""], Later())

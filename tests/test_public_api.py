@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import pydoc
+import re
 import sys
 import types
 from pathlib import Path
@@ -65,13 +66,36 @@ def test_the_tools_docs_name_the_sink_the_readme_names() -> None:
 
 
 # -- the public surface, pinned ------------------------------------------------------------
-# ``tests/public_api.txt`` lists every public module (no ``_`` in its dotted name) with the
-# exact names it exports: its ``__all__``, or, without one, its top-level public names.
-# A change to the API shows up as a diff of that file: regenerate it with
-# ``python tests/test_public_api.py`` and note the change in CHANGELOG.md.
+# The public API is the facades below (at most 40 modules, as small libraries keep it:
+# h11 has one, httpx one, reactivex a handful): the documentation, the README and the
+# examples import from nothing else, and the modules under them (a dialect folder's
+# decode.py, encode.py, wire.py; a package's implementation modules) may change in a
+# minor release. ``tests/public_api.txt`` lists each facade with the exact names it
+# exports: its ``__all__``, or, without one, its top-level public names. A change to the
+# API shows up as a diff of that file: regenerate it with ``python tests/test_public_api.py``
+# and note the change in CHANGELOG.md.
 
 ROOT = Path(__file__).resolve().parents[1]
 PINNED = Path(__file__).resolve().parent / "public_api.txt"
+FACADES = [
+    "streamflow",
+    "streamflow.core", "streamflow.core.errors", "streamflow.core.events",
+    "streamflow.core.limits", "streamflow.core.message", "streamflow.core.requests",
+    "streamflow.core.structured",
+    "streamflow.wire", "streamflow.wire.decoder", "streamflow.wire.encoding",
+    "streamflow.wire.redaction", "streamflow.wire.framing", "streamflow.wire.dialects",
+    "streamflow.wire.dialects.base", "streamflow.wire.dialects.request_base",
+    "streamflow.wire.targets", "streamflow.wire.recordings",
+    "streamflow.reactive", "streamflow.reactive.operators", "streamflow.reactive.sinks",
+    "streamflow.reactive.sources", "streamflow.reactive.types",
+    "streamflow.app", "streamflow.app.runtime", "streamflow.app.streaming",
+    "streamflow.app.agent", "streamflow.app.providers", "streamflow.app.models",
+    "streamflow.app.tools", "streamflow.app.tools.dispatch",
+    "streamflow.servers", "streamflow.servers.gateway", "streamflow.servers.web",
+    "streamflow.servers.web.resume", "streamflow.servers.replay",
+    "streamflow.demo", "streamflow.demo.tools", "streamflow.faults", "streamflow.cli",
+]
+"""The public modules (see above)."""
 
 
 def _dotted(path: Path) -> str:
@@ -106,11 +130,11 @@ def _top_level_names(tree: ast.Module) -> list[str]:
 
 
 def surface() -> dict[str, list[str]]:
-    """Every public module -> the names it exports (read from the sources, nothing imported)."""
+    """Every facade -> the names it exports (read from the sources, nothing imported)."""
     out: dict[str, list[str]] = {}
     for path in sorted((ROOT / "streamflow").rglob("*.py")):
         module = _dotted(path)
-        if _is_private(module):
+        if module not in FACADES:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         exported = _exports(tree)
@@ -126,6 +150,25 @@ def test_the_public_api_is_pinned() -> None:
     assert PINNED.read_text(encoding="utf-8") == render_surface(), (
         "the public API changed: regenerate tests/public_api.txt with "
         "`python tests/test_public_api.py` and note the change in CHANGELOG.md")
+
+
+def test_the_facades_are_few_and_real() -> None:
+    assert len(FACADES) <= 40 and len(set(FACADES)) == len(FACADES)
+    assert sorted(surface()) == sorted(FACADES)  # each is a module of the package
+    assert not [f for f in FACADES if _is_private(f)]
+
+
+_IMPORT = re.compile(r"^\s*(?:from\s+(streamflow[\w.]*)\s+import|import\s+(streamflow[\w.]*))",
+                     re.M)
+
+
+def test_the_docs_and_examples_import_only_the_facades() -> None:
+    texts = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")),
+             *sorted((ROOT / "examples").rglob("*.py"))]
+    outside = sorted({f"{path.relative_to(ROOT)}: {a or b}" for path in texts
+                      for a, b in _IMPORT.findall(path.read_text(encoding="utf-8"))
+                      if (a or b) not in FACADES})
+    assert outside == [], "import these from a facade (tests/test_public_api.py FACADES)"
 
 
 def test_only_the_public_surface_declares_all() -> None:

@@ -138,7 +138,7 @@ async def chat(request: Request) -> Response:  # useChat's transport posts {id, 
         store.save(chat_id, to_ui_message(answer, id=message_id, ai_sdk=major))
 
     if streams is not None:  # the run through Redis: resumable, stoppable from any instance
-        return await streams.create(request, chat_id, run, to="vercel-ui", on_finish=on_finish,
+        return await streams.create(request, chat_id, run, target="vercel-ui", on_finish=on_finish,
                                     message_id=message_id, ai_sdk=major)
     return ui_message_stream_response(run, message_id=message_id, on_finish=on_finish,
                                       ai_sdk=major)
@@ -151,7 +151,7 @@ async def messages(request: Request) -> Response:
 async def resume(request: Request) -> Response:  # the AI SDK's reconnect (resume: true)
     if streams is None:
         return Response(status_code=204)
-    return await streams.response(request, request.path_params["chat_id"], to="vercel-ui",
+    return await streams.response(request, request.path_params["chat_id"], target="vercel-ui",
                                   ai_sdk=ai_sdk(request))
 
 

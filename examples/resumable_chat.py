@@ -74,7 +74,7 @@ async def chat(request: Request) -> Response:
     if to is None:
         return PlainTextResponse("unknown protocol: use uni, vercel-ui or ag-ui", 400)
     return await streams.create(request, request.path_params["chat_id"],
-                                from_async_iterable(slow_upstream), to=to)
+                                from_async_iterable(slow_upstream), target=to)
 
 
 async def resume(request: Request) -> Response:
@@ -82,18 +82,18 @@ async def resume(request: Request) -> Response:
     to = protocol(request)
     if to is None:
         return PlainTextResponse("unknown protocol: use uni, vercel-ui or ag-ui", 400)
-    return await streams.response(request, request.path_params["chat_id"], to=to)
+    return await streams.response(request, request.path_params["chat_id"], target=to)
 
 
 async def ui_chat(request: Request) -> Response:
     """The same in the AI SDK's UI message stream (``useChat`` with ``api: "/ui/chat"``)."""
     return await streams.create(request, request.path_params["chat_id"],
-                                from_async_iterable(slow_upstream), to="vercel-ui")
+                                from_async_iterable(slow_upstream), target="vercel-ui")
 
 
 async def ui_resume(request: Request) -> Response:
     """The AI SDK's resume request (``GET {api}/{chatId}/stream``); 204 when nothing to resume."""
-    return await streams.response(request, request.path_params["chat_id"], to="vercel-ui")
+    return await streams.response(request, request.path_params["chat_id"], target="vercel-ui")
 
 
 app = Starlette(routes=[Route("/chat/{chat_id}", chat, methods=["POST"]),

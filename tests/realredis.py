@@ -209,11 +209,11 @@ def chat_app(streams: ResumableStreams, source: Callable[[], Any] = lambda: from
 
     async def chat(request: Request) -> Response:
         return await streams.create(request, request.path_params["chat_id"], source(),
-                                    to=request.query_params.get("to", "uni"))
+                                    target=request.query_params.get("to", "uni"))
 
     async def resume(request: Request) -> Response:
         return await streams.response(request, request.path_params["chat_id"],
-                                      to=request.query_params.get("to", "uni"))
+                                      target=request.query_params.get("to", "uni"))
 
     return Starlette(routes=[Route("/chat/{chat_id}", chat, methods=["POST"]),
                              Route("/chat/{chat_id}/stream", resume)])

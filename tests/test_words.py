@@ -4,7 +4,8 @@ A provider API's protocol is a *dialect*, never a "format" (a format is a file l
 the recording format); a request body the client broke is a ``RequestError``, never a
 ``ProtocolError`` flagged "client side"; and no process words (issue or seed numbers,
 session notes) or benchmark figures sit in the package's docstrings, which describe what
-the code does, not how it came to be.
+the code does, not how it came to be; what an encoder writes is its *target* (a dialect
+or a UI target), never ``to`` or ``protocol``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ BANNED = {
     "a process word": re.compile(r"\b(?:seed|issue) \d{2,3}\b|\bround \d of issue\b",
                                  re.IGNORECASE),
     "a benchmark figure": re.compile(r"\b\d+(?:\.\d+)?(?:[–-]\d+)? ?µs\b"),
+    "what an encoder writes called anything but a target": re.compile(
+        r"\b(?:to|protocol): str\b|\bdef encode\((?:[^)]*, )?dialect: str"),
 }
 
 
@@ -53,6 +56,10 @@ def test_no_banned_word_in_the_package(rule: str) -> None:
     ("the UniEvent model of seed 001", "a process word"),
     ("CPU per event fell from 196–206 to 138–178 µs", "a benchmark figure"),
     ("about 0.9 µs per event", "a benchmark figure"),
+    ("async def create(self, request, chat_id, source, *, to: str = 'uni')",
+     "what an encoder writes called anything but a target"),
+    ("def encode(events: Iterable[UniEvent], dialect: str) -> Iterator[bytes]:",
+     "what an encoder writes called anything but a target"),
 ])
 def test_each_rule_catches_its_word(text: str, rule: str) -> None:
     assert BANNED[rule].search(text)

@@ -1,6 +1,6 @@
 """``streamflow convert``: a recorded body re-written as another target.
 
-``streamflow convert FILE|- --to DIALECT [--from auto] [-o OUT] [--option KEY=VALUE]``
+``streamflow convert FILE|- --target TARGET [--from auto] [-o OUT] [--option KEY=VALUE]``
 reads the body in chunks through :class:`~streamflow.wire.decoder.StreamDecoder` and
 writes each event's bytes through the target's encoder as it is decoded (never the
 whole body in memory). A stream that fails is written with the target's in-band
@@ -41,8 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE",
                         help="the raw response body as recorded, - to read standard input, "
                              f"or a bundled recording ({bundled_help()})")
-    parser.add_argument("--to", required=True, choices=encoder_names(), metavar="DIALECT",
-                        help=f"target: {', '.join(encoder_names())}")
+    parser.add_argument("--target", "--to", dest="target", required=True, choices=encoder_names(),
+                        metavar="TARGET", help=f"what to write: {', '.join(encoder_names())}")
     parser.add_argument("--from", dest="source", default="auto",
                         choices=["auto", *dialect_names()],
                         help="source dialect (default: detected from the first event)")
@@ -60,16 +60,16 @@ def _events(source: BinaryIO, decoder: StreamDecoder) -> Iterator[UniEvent]:
     yield from decoder.close()
 
 
-def convert_body(source: BinaryIO, out: BinaryIO, to: str, source_dialect: str = "auto",
+def convert_body(source: BinaryIO, out: BinaryIO, target: str, source_dialect: str = "auto",
                  framing: str | None = None, **flavour: Any) -> StreamflowError | None:
-    """Re-write the body read from ``source`` in dialect ``to`` onto ``out``, as it decodes.
+    """Re-write the body read from ``source`` in ``target`` onto ``out``, as it decodes.
 
     Returns the stream's error (already written in-band), or ``None``. A body that
     is no stream of any known dialect (``source_dialect="auto"`` detected nothing)
     writes nothing and returns its error too. ``OSError`` from reading or writing
     propagates; a bad flavour raises ``TypeError``.
     """
-    encoder = get_encoder(to)(**flavour)
+    encoder = get_encoder(target)(**flavour)
     decoder = StreamDecoder(source_dialect, framing=framing)
     return _convert(source, out, encoder, decoder, source_dialect)
 
@@ -101,11 +101,11 @@ class _OptionError(ValueError):
     """An ``--option`` the target does not take, or a value it cannot have."""
 
 
-def _encoder_options(to: str) -> dict[str, inspect.Parameter]:
-    """The options of target ``to`` a command line can set, by name: its encoder's
+def _encoder_options(target: str) -> dict[str, inspect.Parameter]:
+    """The options of target ``target`` a command line can set, by name: its encoder's
     keyword parameters of type ``str``, ``bool``, ``int``, ``str | None`` or a
     ``Literal`` (not, say, ``output``, a Python type)."""
-    init = get_encoder(to).__init__
+    init = get_encoder(target).__init__
     hints = get_type_hints(init)
     return {name: param.replace(annotation=hints.get(name))
             for name, param in inspect.signature(init).parameters.items()
@@ -133,12 +133,12 @@ def _shape(param: inspect.Parameter) -> str:
     return f"{param.name}={values}{shown}"
 
 
-def _describe_options(to: str) -> str:
-    """``to``'s options in one phrase, for a usage error."""
-    options = _encoder_options(to)
+def _describe_options(target: str) -> str:
+    """``target``'s options in one phrase, for a usage error."""
+    options = _encoder_options(target)
     if not options:
-        return f"{to} takes no options"
-    return f"{to} takes {', '.join(_shape(p) for p in options.values())}"
+        return f"{target} takes no options"
+    return f"{target} takes {', '.join(_shape(p) for p in options.values())}"
 
 
 def _value(param: inspect.Parameter, value: str) -> Any:
@@ -162,20 +162,20 @@ def _value(param: inspect.Parameter, value: str) -> Any:
     return value
 
 
-def _parse_options(to: str, pairs: list[str]) -> dict[str, Any]:
-    """The ``--option KEY=VALUE`` pairs as target ``to``'s encoder keywords, typed.
+def _parse_options(target: str, pairs: list[str]) -> dict[str, Any]:
+    """The ``--option KEY=VALUE`` pairs as target ``target``'s encoder keywords, typed.
 
-    :class:`_OptionError` names a pair that is no ``KEY=VALUE``, an option ``to`` does
+    :class:`_OptionError` names a pair that is no ``KEY=VALUE``, an option ``target`` does
     not take (with the ones it does) or a value of the wrong kind.
     """
-    options = _encoder_options(to)
+    options = _encoder_options(target)
     flavour: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise _OptionError(f"--option takes KEY=VALUE, got {pair!r}")
         if key not in options:
-            raise _OptionError(f"unknown --option {key!r}: {_describe_options(to)}")
+            raise _OptionError(f"unknown --option {key!r}: {_describe_options(target)}")
         flavour[key] = _value(options[key], value)
     return flavour
 
@@ -213,10 +213,10 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``streamflow convert``; returns the exit code."""
     framing = resolve_framing(args.framing, args.file)
     try:
-        flavour = _parse_options(args.to, args.option)
-        get_encoder(args.to)(**flavour)  # an encoder's own check of a value (TypeError)
+        flavour = _parse_options(args.target, args.option)
+        get_encoder(args.target)(**flavour)  # an encoder's own check of a value (TypeError)
     except (TypeError, _OptionError) as exc:
-        return _usage_error(args, f"{exc}: {_describe_options(args.to)}"
+        return _usage_error(args, f"{exc}: {_describe_options(args.target)}"
                             if isinstance(exc, TypeError) else str(exc))
     source = _open(args.file, "rb", sys.stdin.buffer, "read")
     if source is None:
@@ -226,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     decoder = StreamDecoder(args.source, framing=framing)
     try:
-        error = _convert(source, out, get_encoder(args.to)(**flavour), decoder, args.source)
+        error = _convert(source, out, get_encoder(args.target)(**flavour), decoder, args.source)
     finally:
         if source is not sys.stdin.buffer:
             source.close()

@@ -191,11 +191,11 @@ async def test_the_answers_message_id_is_the_same_on_every_instance(redis_url: s
 
         async def chat(request: Request) -> Response:
             return await one.create(request, "named", agent_run(agent, "Weather?"),
-                                    to="vercel-ui", message_id="answer-7",
+                                    target="vercel-ui", message_id="answer-7",
                                     on_finish=lambda a, status: finished.append(a))
 
         async def resume(request: Request) -> Response:
-            return await other.response(request, "named", to="vercel-ui")
+            return await other.response(request, "named", target="vercel-ui")
 
         apps = [Starlette(routes=[HTTPRoute("/chat", chat, methods=["POST"])]),
                 Starlette(routes=[HTTPRoute("/chat/stream", resume)])]

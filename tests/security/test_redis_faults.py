@@ -178,7 +178,7 @@ async def test_a_web_reader_behind_a_trim_ends_with_the_protocol_s_error(redis_u
     go = anyio.Event()
     async with streams.running():
         started = await streams.start("behind", gated(go))
-        response = await streams.response(None, "behind", to=to, token=started.token)
+        response = await streams.response(None, "behind", target=to, token=started.token)
         body = response.body_iterator  # type: ignore[attr-defined]
         head = await body.__anext__()  # what the client read before it stalled
         go.set()

@@ -1,4 +1,4 @@
-"""``encode(dialect, **flavour)``: UniEvents -> the body bytes of a target, as they come.
+"""``encode(target, **flavour)``: UniEvents -> the body bytes of a target, as they come.
 
 Marble::
 
@@ -10,7 +10,7 @@ A thin wrapper of the one encode routine,
 :class:`~streamflow.wire.dialects.encoder.Encoder` (one per subscription): each
 event's bytes are emitted at once (nothing when an event writes nothing yet).
 A :class:`~streamflow.core.errors.StreamflowError` from upstream is written as the
-dialect's in-band error event, then passed on, so the consumer (a server, a
+target's in-band error event, then passed on, so the consumer (a server, a
 file) gets a well-formed body *and* knows the stream failed. An upstream that
 completes without a stop event (``take(n)``, a cut source) gets the in-band
 error of an :class:`~streamflow.core.errors.IncompleteStreamError`, which is then
@@ -32,9 +32,10 @@ from ._base import Handlers, Operator, stateful
 __all__ = ["encode"]
 
 
-def encode(dialect: str, **flavour: Any) -> Operator[UniEvent, bytes]:
-    """An operator writing ``dialect``'s body (a name of ``ENCODERS``) from UniEvents."""
-    cls = get_encoder(dialect)
+def encode(target: str, **flavour: Any) -> Operator[UniEvent, bytes]:
+    """An operator writing ``target``'s body (a name of ``ENCODERS``: a dialect or a UI
+    target) from UniEvents."""
+    cls = get_encoder(target)
     cls(**flavour)  # bad options fail here, when the pipeline is built
 
     def setup(observer: abc.ObserverBase[bytes]) -> Handlers:

@@ -44,7 +44,7 @@ CHAT_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 TOKEN_HEADER = "x-resume-token"
 TOKEN_QUERY = "resume_token"
 MAX_TOKEN = 256  # characters of a presented token that are worth hashing
-PROTOCOLS = ("uni", "vercel-ui", "ag-ui")
+RESUME_TARGETS = ("uni", "vercel-ui", "ag-ui")
 
 
 class ResumeRefused(StreamflowError):
@@ -196,8 +196,8 @@ class Slot:
                 self.live.by_client.pop(self.client, None)
 
 
-def refusal(error: StreamflowError, to: str) -> Response:
-    """``error`` (raised before any stream) as the HTTP answer protocol ``to`` reads.
+def refusal(error: StreamflowError, target: str) -> Response:
+    """``error`` (raised before any stream) as the HTTP answer target ``target`` reads.
 
     :class:`ResumeRefused` keeps its status; a live-stream limit is 429; anything else
     (Redis unreachable after its retry...) is 503 with a generic message -- the
@@ -212,9 +212,9 @@ def refusal(error: StreamflowError, to: str) -> Response:
         log.warning("resume: the stream store failed: %s", error)
         status, code = 503, "stream_store_unavailable"
         message = "the stream store is unavailable; try again"
-    if to == "vercel-ui":
+    if target == "vercel-ui":
         return PlainTextResponse(message, status_code=status)
-    if to == "ag-ui":
+    if target == "ag-ui":
         return JSONResponse({"type": "RUN_ERROR", "message": message, "code": code},
                             status_code=status)
     return JSONResponse({"error": {"type": code, "message": message}}, status_code=status)

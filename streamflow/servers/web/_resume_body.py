@@ -114,23 +114,23 @@ async def sse_body(link: RedisLink, key: str, tailer: Tailer | None, encoder: En
         yield _error_bytes(encoder, error)
 
 
-def encoder_for(to: str, key: str, chat_id: str, flavour: dict[str, Any]) -> Encoder | None:
-    """The UI encoder of ``to`` (``None`` for ``uni``), its ids derived from the stream key
+def encoder_for(target: str, key: str, chat_id: str, flavour: dict[str, Any]) -> Encoder | None:
+    """The UI encoder of ``target`` (``None`` for ``uni``), its ids derived from the stream key
     so every instance writes the same bytes."""
-    if to == "uni":
+    if target == "uni":
         return None
     stable = uuid.uuid5(uuid.NAMESPACE_URL, key).hex
-    if to == "vercel-ui":
+    if target == "vercel-ui":
         flavour = {"message_id": f"msg_{stable}", **flavour}
-    elif to == "ag-ui":
+    elif target == "ag-ui":
         flavour = {"message_id": f"msg_{stable}", "thread_id": chat_id, "run_id": stable,
                    **flavour}
-    return get_encoder(to)(**flavour)
+    return get_encoder(target)(**flavour)
 
 
-def headers_for(to: str) -> dict[str, str]:
-    """The response headers of protocol ``to``."""
-    if to == "vercel-ui":
+def headers_for(target: str) -> dict[str, str]:
+    """The response headers of target ``target``."""
+    if target == "vercel-ui":
         from ...wire.targets.vercel_ui.encode import HEADERS
 
         return dict(HEADERS)

@@ -7,10 +7,10 @@
 
     async def chat(request):                   # POST /api/chat/{chat_id}
         source = from_httpx(client, upstream_request)
-        return await streams.create(request, chat_id, source, to="vercel-ui")
+        return await streams.create(request, chat_id, source, target="vercel-ui")
 
     async def resume(request):                 # GET /api/chat/{chat_id}/stream (AI SDK resume)
-        return await streams.response(request, chat_id, to="vercel-ui")
+        return await streams.response(request, chat_id, target="vercel-ui")
 
 :meth:`ResumableStreams.create` starts a fresh answer and streams it: the producer
 runs in the app's task group (not the request's) and reads the upstream to its end,
@@ -67,7 +67,7 @@ from ...wire.redaction import redacting_logger
 from ._answer import AnswerRecorder, FinishStatus, OnFinish, call_on_finish
 from ._drive import AgentRun, run_agent
 from ._resume_access import (
-    PROTOCOLS,
+    RESUME_TARGETS,
     TOKEN_HEADER,
     LiveStreams,
     ResumeRefused,
@@ -229,7 +229,7 @@ class ResumableStreams:
             slot.release()
             raise
 
-    async def create(self, request: Request, chat_id: str, source: Any, *, to: str = "uni",
+    async def create(self, request: Request, chat_id: str, source: Any, *, target: str = "uni",
                      dialect: str = "auto", options: Mapping[str, Any] | None = None,
                      headers: Mapping[str, str] | None = None,
                      on_finish: OnFinish | None = None, **flavour: Any) -> Response:
@@ -241,7 +241,7 @@ class ResumableStreams:
         ``options`` go to the producer's ``run()``, ``flavour`` to the encoder;
         ``on_finish`` replaces the app's for this answer.
         """
-        _check_protocol(to)
+        _check_target(target)
         try:
             await self._authorized(request, chat_id)
             client = self.client_key(request)
@@ -251,16 +251,16 @@ class ResumableStreams:
                                        client=client, dialect=dialect, on_finish=on_finish,
                                        message_id=flavour.pop("message_id", None),
                                        **(options or {}))
-            flavour = await self._named(started.key, to, flavour)
+            flavour = await self._named(started.key, target, flavour)
         except StreamflowError as error:
-            return refusal(error, to)
-        return self._serve(started.key, started.chat_id, to, request, "", headers, flavour,
+            return refusal(error, target)
+        return self._serve(started.key, started.chat_id, target, request, "", headers, flavour,
                            token=started.token)  # "": a fresh answer is sent from its start
 
-    async def response(self, request: Request | None, chat_id: str, *, to: str = "uni",
+    async def response(self, request: Request | None, chat_id: str, *, target: str = "uni",
                        last_event_id: str | None = None, token: str | None = None,
                        headers: Mapping[str, str] | None = None, **flavour: Any) -> Response:
-        """The chat's latest answer as SSE in ``to`` (``uni``, ``vercel-ui`` or ``ag-ui``).
+        """The chat's latest answer as SSE in ``target`` (``uni``, ``vercel-ui`` or ``ag-ui``).
 
         Resumes after ``last_event_id`` (default: the request's ``Last-Event-ID``).
         ``token`` defaults to the request's (``x-resume-token`` header or
@@ -270,22 +270,22 @@ class ResumableStreams:
         the one the answer was started with, else one derived from the stream key, so
         every instance writes the same bytes).
         """
-        _check_protocol(to)
+        _check_target(target)
         try:
             if request is not None:
                 await self._authorized(request, chat_id)
             key = await self._latest(check_chat_id(chat_id), token or presented_token(request))
             if key is not None:
-                flavour = await self._named(key, to, flavour)
+                flavour = await self._named(key, target, flavour)
         except StreamflowError as error:
-            return refusal(error, to)
+            return refusal(error, target)
         if key is None:
             return Response(status_code=204)
-        return self._serve(key, chat_id, to, request, last_event_id, headers, flavour)
+        return self._serve(key, chat_id, target, request, last_event_id, headers, flavour)
 
-    async def _named(self, key: str, to: str, flavour: dict[str, Any]) -> dict[str, Any]:
+    async def _named(self, key: str, target: str, flavour: dict[str, Any]) -> dict[str, Any]:
         """``flavour`` with the message id the answer of stream ``key`` was started with."""
-        if to == "uni" or "message_id" in flavour:
+        if target == "uni" or "message_id" in flavour:
             return flavour
         stored = await self.link.call("get", message_key(key))
         return {**flavour, "message_id": str(stored)} if stored else flavour
@@ -307,21 +307,21 @@ class ResumableStreams:
             return None
         return str(key)
 
-    def _serve(self, key: str, chat_id: str, to: str, request: Request | None,
+    def _serve(self, key: str, chat_id: str, target: str, request: Request | None,
                last_event_id: str | None, headers: Mapping[str, str] | None,
                flavour: dict[str, Any], *, token: str | None = None) -> Response:
         if last_event_id is None and request is not None:
             last_event_id = request.headers.get("last-event-id")
-        encoder = encoder_for(to, key, chat_id, flavour)
+        encoder = encoder_for(target, key, chat_id, flavour)
         body = sse_body(self.link, key, self._tailer, encoder, last_event_id)
         extra = {TOKEN_HEADER: token} if token else {}
         return StreamingResponse(body, media_type="text/event-stream",
-                                 headers={**headers_for(to), **extra, **(headers or {})})
+                                 headers={**headers_for(target), **extra, **(headers or {})})
 
 
-def _check_protocol(to: str) -> None:
-    if to not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {to!r}: use one of {', '.join(PROTOCOLS)}")
+def _check_target(target: str) -> None:
+    if target not in RESUME_TARGETS:
+        raise ValueError(f"unknown target {target!r}: use one of {', '.join(RESUME_TARGETS)}")
 
 log = redacting_logger("streamflow.servers.web.resume")  # no credential in a line
 

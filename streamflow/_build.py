@@ -47,7 +47,6 @@ COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.wire.dialects.openai_chat._chunk_fields",
     "streamflow.wire.dialects.openai_chat.decode",
     "streamflow.wire.dialects.openai_chat._parts",
-    "streamflow.wire.dialects.openai_chat._tails",
     "streamflow.reactive._fanout",
     "streamflow.reactive.operators._base",
 )

@@ -14,10 +14,9 @@ from rich.text import Text
 
 from ...core.events import ContentItem, ToolCallItem
 from ...core.partial_json import ArgumentBuffer
-from ._render_live import LiveScreen
+from ._render_live import LiveScreen, PlainWriter
 from ._render_markdown import BlockSplitter, BottomLines, LineBreakMarkdown, closed_inline
 from ._render_parts import THINKING_STYLE, other_line, tool_line
-from ._render_plain import PlainWriter
 from .sanitize import StreamSanitizer, sanitize
 from .stats import StreamStats
 

@@ -1,9 +1,14 @@
-"""The render sink's screen: blocks printed to scrollback, one live region below them.
+"""The render sink's two outputs: a terminal's screen, and plain text for anything else.
 
+On a terminal, blocks are printed to scrollback with one live region below them:
 Finished blocks are printed once (a blank line between blocks, none right after a
 heading); the open tail is shown in a transient rich ``Live`` region, redrawn only
 when the sink asks (it limits the rate) and made current before every print, since
 rich redraws the region then.
+
+When the console is not a terminal (or ``plain=True``), :class:`PlainWriter` writes
+text fragments to the console's file unchanged (already sanitised), a blank line
+between the answers of successive streams, a stream's last line always ended.
 
 While the sink draws, the terminal is told (:class:`QuietInterrupt`) not to echo
 what is typed (``^C`` included) and not to discard queued output on an interrupt:
@@ -128,3 +133,40 @@ class LiveScreen:
             self._live = None
         if restore:
             self._quiet.leave()
+
+
+class PlainWriter:
+    """Writes answer text to ``console.file``, tracking line ends and stream gaps."""
+
+    __slots__ = ("_gap", "_newline", "_texted", "console")
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._newline = True
+        self._gap = False
+        self._texted = False
+
+    def new_stream(self) -> None:
+        """A new stream begins: a blank line before its text if the last one wrote any."""
+        self._newline = True
+        self._gap = self._texted
+        self._texted = False
+
+    def write(self, safe: str) -> None:
+        """Write one (sanitised) text fragment and flush."""
+        file = self.console.file
+        if self._gap:  # a new stream after an earlier one: one blank line
+            self._gap = False
+            file.write("\n")
+        self._texted = True
+        file.write(safe)
+        file.flush()
+        self._newline = safe.endswith("\n")
+
+    def end_line(self, *, flush: bool = False) -> None:
+        """End the current line if text left it open."""
+        if not self._newline:
+            self.console.file.write("\n")
+            if flush:
+                self.console.file.flush()
+            self._newline = True

@@ -1,18 +1,24 @@
-"""The one-line pieces the render sink draws: tool calls, media, errors, the footer.
+"""The one-line pieces the render sink draws: tool calls, tool results, media, errors, the footer.
 
-Every string that came from the model or the provider is sanitised here too.
+Every string that came from the model or the provider is sanitised here too. A tool
+result is ``✓ name → result`` or ``✖ name → error`` (:meth:`RenderSink.on_tool_result
+<streamflow.reactive.sinks.render.RenderSink.on_tool_result>`, called by the
+:class:`~streamflow.Agent` after each turn's tools ran, in call order), its text cut to
+``RESULT_PREVIEW`` characters (the model gets all of it); in plain mode the line goes to
+``err_file``, so stdout keeps the answer only.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.text import Text
 
+from ...core._tools import ToolResult
 from ...core.errors import CancelledStreamError, StreamflowError
 from ...core.events import ContentItem
 from .sanitize import sanitize
@@ -131,3 +137,25 @@ def fit_line(text: str, width: int) -> str:
     if cell_len(line) > width:
         line = set_cell_size(line, max(0, width - 1)) + "…"
     return line
+
+
+RESULT_PREVIEW = 110
+
+
+class _Notes(Protocol):
+    def note(self, text: str, style: str = "dim") -> None: ...
+
+
+def result_line(result: ToolResult, preview: int = RESULT_PREVIEW) -> tuple[str, str]:
+    """The line for ``result`` and its style (green for a result, red for an error)."""
+    mark, style = ("✖", "red") if result.is_error else ("✓", "green")
+    text = result.text
+    if len(text) > preview:
+        text = text[:preview - 1] + "…"
+    return f"{mark} {result.name} → {text}", style
+
+
+def show_result(sink: _Notes, result: ToolResult) -> None:
+    """Draw ``result`` on ``sink`` (anything with ``note(text, style)``)."""
+    line, style = result_line(result)
+    sink.note(line, style=style)

@@ -39,11 +39,9 @@ from ...core.events import UniEvent
 from ...core.outcome import StreamRestart
 from ...core.partial_json import ArgumentBuffer
 from ._render_groups import GroupDrawer
-from ._render_live import LiveScreen
+from ._render_live import LiveScreen, PlainWriter
 from ._render_markdown import BlockSplitter
-from ._render_parts import error_line, fit_line, format_footer, note_width
-from ._render_plain import PlainWriter
-from ._render_tools import result_line, show_result
+from ._render_parts import error_line, fit_line, format_footer, note_width, result_line, show_result
 from .base import BaseSink
 from .sanitize import StreamSanitizer, sanitize
 from .stats import Clock, StreamStats

@@ -30,7 +30,7 @@ still fails after one retry (503), are answered in the protocol's own error shap
 
 :meth:`ResumableStreams.stop` stops a chat's running answer from any instance: it
 sets a control key in Redis that the producer (wherever it runs) checks every
-``_resume_stop.STOP_POLL`` seconds; the producer is cancelled (its upstream request closed), the
+``STOP_POLL`` seconds; the producer is cancelled (its upstream request closed), the
 stream ends with a ``cancelled`` terminal entry after the partial, so every reader
 ends, and ``on_finish(answer, status="aborted")`` is called. ``on_finish`` is called
 once per answer on the instance that produced it (``completed``, ``failed`` with the
@@ -83,7 +83,6 @@ from ._resume_access import (
     token_to_keep,
 )
 from ._resume_body import encoder_for, headers_for, sse_body
-from ._resume_stop import request_stop, stop_key, until_stopped
 
 __all__ = ["Authorize", "ClientKey", "ResumableStreams", "ResumeRefused", "Started"]
 
@@ -324,6 +323,56 @@ def _check_target(target: str) -> None:
         raise ValueError(f"unknown target {target!r}: use one of {', '.join(RESUME_TARGETS)}")
 
 log = redacting_logger("streamflow.servers.web.resume")  # no credential in a line
+
+
+# -- stop from anywhere: a producer runs until its stop key appears in Redis -------------
+STOP_POLL = 0.25
+"""Seconds between a producer's checks of its stop key."""
+
+
+def stop_key(prefix: str, stream_key: str) -> str:
+    """The key whose presence stops the producer of ``stream_key``."""
+    return f"{prefix}stop:{stream_key}"
+
+
+async def request_stop(link: RedisLink, pointer: str, prefix: str, ttl: float) -> bool:
+    """Set the stop key of the stream the chat ``pointer`` names (it lives ``ttl`` seconds,
+    a minute at least); False when the chat has no stream."""
+    key = await link.call("get", pointer)
+    if not key:
+        return False
+    key = key.decode() if isinstance(key, bytes) else str(key)
+    await link.call("set", stop_key(prefix, key), "1", ex=max(60, int(ttl)))
+    return True
+
+
+async def until_stopped(link: RedisLink, stop_key: str,
+                        work: Callable[[], Awaitable[None]]) -> bool:
+    """Run ``work()`` until it returns or ``stop_key`` exists; True when it was stopped.
+
+    ``work`` should handle its own errors (one raised here arrives in an exception group).
+    """
+    stopped = False
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            nonlocal stopped
+            while True:
+                await anyio.sleep(STOP_POLL)
+                try:
+                    if await link.call("exists", stop_key):
+                        stopped = True
+                        group.cancel_scope.cancel()
+                        return
+                except StreamflowError:
+                    pass  # a Redis hiccup: look again next time
+
+        group.start_soon(watch)
+        try:
+            await work()
+        finally:
+            group.cancel_scope.cancel()
+    return stopped
 
 
 def message_key(key: str) -> str:

@@ -126,3 +126,16 @@ def test_upstream_errors_reach_decode_with_the_partial() -> None:
     _, errors = collect(failing.pipe(frame(), decode()))
     assert isinstance(errors[0], streamflow.TransportError)
     assert errors[0].partial is not None and errors[0].partial.thinking == "Weather in Paris?"
+
+
+def test_the_wire_models_are_reached_through_the_registry() -> None:
+    from streamflow.wire.dialects import wire_models
+
+    anthropic = wire_models("anthropic")
+    models, _ = collect(from_bytes(TURN).pipe(frame(), parse_wire("anthropic")))
+    assert all(type(m).__module__ == anthropic.__name__ for m in models)
+    assert anthropic.MessageStartEvent is MessageStartEvent
+    with pytest.raises(ValueError, match="no typed wire models"):
+        wire_models("ollama")
+    with pytest.raises(ValueError, match="unknown dialect"):
+        wire_models("nope")

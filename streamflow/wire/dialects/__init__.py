@@ -19,6 +19,7 @@ masks with) read them from here.
 from __future__ import annotations
 
 from importlib import import_module
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ...core.errors import DialectDetectionError
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["DIALECTS", "ENCODERS", "FOLDERS", "REQUESTS", "TARGETS", "Decoder", "Dialect",
            "Encoder", "credential_headers", "credential_params", "detect_dialect",
            "dialect_names", "encoder_names", "get_dialect", "get_encoder", "get_request",
-           "register", "request_names"]
+           "register", "request_names", "wire_models"]
 
 FOLDERS: tuple[str, ...] = tuple(f"streamflow.wire.dialects.{folder}" for folder in (
     "anthropic", "openai_responses", "gemini", "openai_chat", "bedrock", "bedrock_invoke",
@@ -111,6 +112,22 @@ def get_encoder(name: str) -> type[Encoder]:
     if cls is None:
         cls = _loaded_encoders[name] = _load(ENCODERS, "encoder target", name)
     return cls
+
+
+def wire_models(name: str) -> ModuleType:
+    """The typed wire models of dialect ``name``: its folder's ``wire`` module (the pydantic
+    events :func:`~streamflow.reactive.operators.parse_wire` yields), the one way to them
+    from outside the folder. ``ValueError`` for an unknown dialect or one without."""
+    module_name = DIALECTS.get(name, "").partition(":")[0]
+    if not module_name:
+        raise ValueError(f"unknown dialect {name!r}; known: {', '.join(DIALECTS)}")
+    package = module_name.rpartition(".")[0]
+    try:
+        return import_module(f"{package}.wire")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{package}.wire":
+            raise
+        raise ValueError(f"dialect {name!r} has no typed wire models") from None
 
 
 def request_names() -> list[str]:

@@ -63,9 +63,8 @@ async def via_upstream(url: str, limits: Limits) -> BaseException:
     request = HTTPRequest(url + "/v1/messages", {}, {})
     try:
         with pytest.raises(streamflow.StreamflowError) as caught:
-            async with upstream.open(request) as batches:
-                async for _ in batches:
-                    pass
+            async with upstream.open(request) as opened:
+                await opened.message(opened.run())  # the driven run's outcome, raised
     finally:
         await upstream.aclose()
     return caught.value

@@ -34,7 +34,7 @@ never mix.
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
 from typing import Any
@@ -49,7 +49,7 @@ from starlette.types import Message as Message_
 from starlette.types import Receive, Scope, Send
 
 from ...app.providers import HTTPRequest
-from ...core.errors import RequestError, StreamflowError
+from ...core.errors import RequestError, SinkError, StreamflowError
 from ...core.events import UniEvent
 from ...core.limits import DEFAULT_LIMITS, Limits
 from ...core.message import Message
@@ -94,16 +94,20 @@ class Gateway:
     of refusing the request (see the module doc); ``limits`` bound each client
     request (:class:`~streamflow.servers.gateway.limits.GatewayLimits`); ``carry_key``
     signs replay-state tokens (``gateway._carry``; default: a random
-    per-process key, with a logged warning).
+    per-process key, with a logged warning); ``sinks()`` gives each answer's own sinks
+    (sync sinks: a ``LogSink``, an ``OtelSink``...), fed the upstream's events as the run
+    core feeds any run's, beside the client's body.
     """
 
     def __init__(self, upstream: Upstream, *, drop_unsupported: bool = False,
                  limits: GatewayLimits = DEFAULT_GATEWAY_LIMITS,
-                 carry_key: bytes | None = None) -> None:
+                 carry_key: bytes | None = None,
+                 sinks: Callable[[], Iterable[Any]] | None = None) -> None:
         self.upstream = upstream
         self.drop_unsupported = drop_unsupported
         self.limits = limits
         self.carry_key = carry_key or process_key()
+        self.sinks = sinks
 
 
     def handler(self, dialect: str) -> ClientRoute:
@@ -188,15 +192,19 @@ class Gateway:
         if not chat.stream:
             async with stack:
                 try:
-                    message = await _collect(opened, carrier)
+                    message = await _collect(opened, carrier, self._sinks())
                 except StreamflowError as exc:
                     return _error(dialect, exc)
             assert side.reply is not None  # checked before the request went upstream
             return JSONResponse(side.reply(message))
         writer = BodyWriter(get_encoder(side.stream_dialect)())
-        return EventStreamResponse(_encode(opened, carrier, writer, stack),
+        return EventStreamResponse(_encode(opened, carrier, writer, stack, self._sinks()),
                                    media_type=writer.encoder.media_type,
                                    headers={"cache-control": "no-cache"})
+
+    def _sinks(self) -> tuple[Any, ...]:
+        """This answer's own sinks (:attr:`sinks`)."""
+        return tuple(self.sinks()) if self.sinks is not None else ()
 
     def check(self, chat: ChatRequest) -> None:
         """Refuse (``RequestError``, a 400) what the upstream cannot carry, or drop it.
@@ -284,24 +292,37 @@ class _Body:
         return data
 
 
-async def _collect(opened: Opened, carrier: Carrier) -> Message:
-    message = await opened.message(opened.run())
+def _own(outcome: Message | BaseException, body: _Body | None) -> Message | BaseException:
+    """The outcome the client gets: a failure of the app's own sinks is logged, never the
+    client's (the stream went to its end); our body writer's is raised as the bug it is."""
+    if not isinstance(outcome, SinkError):
+        return outcome
+    for sink, exc in outcome.errors:
+        if sink is body:
+            raise exc
+    log.warning("a gateway sink failed: %s", outcome)
+    assert outcome.partial is not None  # a SinkError's partial is the whole message
+    return outcome.partial
+
+
+async def _collect(opened: Opened, carrier: Carrier, sinks: tuple[Any, ...]) -> Message:
+    message = await opened.message(opened.run(*sinks))
     if not carrier.active:
         return message
     return replace(message, items=[carrier.item(i) for i in message.items])
 
 
 async def _encode(opened: Opened, carrier: Carrier, writer: BodyWriter,
-                  stack: AsyncExitStack) -> AsyncIterator[bytes]:
+                  stack: AsyncExitStack, sinks: tuple[Any, ...]) -> AsyncIterator[bytes]:
     """The client's body: the upstream's answer through a driven run into the client's
     encoder, written after each chunk; a failure (a cut body included) as the in-band
     error, which ends the body (the response has started)."""
     body = _Body(writer, carrier.event if carrier.active else None)
     try:
-        run = opened.run(body)
+        run = opened.run(body, *sinks)
         async for chunk in opened.relay(run, body.written):
             yield chunk
-        outcome = run.settle()
+        outcome = _own(run.settle(), body)
         error: StreamflowError | None = None
         if isinstance(outcome, StreamflowError):
             error = scrub_error(outcome, opened.secrets)
@@ -320,7 +341,8 @@ def create_app(upstream: str | Upstream, upstream_dialect: str | None = None, *,
                client: httpx.AsyncClient | None = None,
                limits: Limits = DEFAULT_LIMITS, drop_unsupported: bool = False,
                request_limits: GatewayLimits = DEFAULT_GATEWAY_LIMITS,
-               carry_key: bytes | None = None) -> Starlette:
+               carry_key: bytes | None = None,
+               sinks: Callable[[], Iterable[Any]] | None = None) -> Starlette:
     """A starlette app translating every client dialect (:func:`client_routes`) to ``upstream``.
 
     ``upstream`` is the upstream API's base URL (with ``upstream_dialect``) or an
@@ -329,7 +351,8 @@ def create_app(upstream: str | Upstream, upstream_dialect: str | None = None, *,
     what is read from the upstream, ``request_limits`` what is accepted from a
     client (:class:`~streamflow.servers.gateway.limits.GatewayLimits`); ``carry_key`` signs
     replay-state tokens (give every instance behind one address the same key;
-    default: a random per-process key, with a logged warning). The app closes the
+    default: a random per-process key, with a logged warning); ``sinks()`` gives each
+    answer's own sync sinks (``lambda: [LogSink("gateway")]``). The app closes the
     HTTP client it made when its lifespan ends (when mounted in another app, the
     client lives as long as the process).
     """
@@ -341,7 +364,7 @@ def create_app(upstream: str | Upstream, upstream_dialect: str | None = None, *,
     get_request(upstream.dialect)  # an upstream needs a request side: fail here, not per request
     target = upstream
     gateway = Gateway(target, drop_unsupported=drop_unsupported, limits=request_limits,
-                      carry_key=carry_key)
+                      carry_key=carry_key, sinks=sinks)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -23,16 +23,25 @@ import httpx
 
 from ...app.providers import HTTPRequest
 from ...app.runtime import Run
-from ...core.errors import RequestError
+from ...core.errors import RequestError, SinkError
 from ...core.limits import DEFAULT_LIMITS, Limits
 from ...core.message import Message
 from ...core.requests import ChatRequest
 from ...reactive._chunk_reader import ChunkReader
 from ...reactive.sources.http import AsyncHTTPSource
 from ...wire.dialects import credential_headers, get_request
-from ...wire.redaction import REDACTED, redact_headers, redact_url, scrub_error, secrets_in
+from ...wire.redaction import (
+    REDACTED,
+    redact_headers,
+    redact_url,
+    redacting_logger,
+    scrub_error,
+    secrets_in,
+)
 from ._h1 import H1Transport
 from ._transport import NoCookies
+
+log = redacting_logger("streamflow.servers.gateway")
 
 
 def client_key(headers: Mapping[str, str]) -> str | None:
@@ -173,6 +182,9 @@ class Opened:
         async for _ in self.relay(run, bytes):
             pass
         outcome = run.settle()
+        if isinstance(outcome, SinkError) and outcome.partial is not None:
+            log.warning("a gateway sink failed: %s", outcome)  # the answer itself is whole
+            return outcome.partial
         if isinstance(outcome, BaseException):
             raise scrub_error(outcome, self.secrets)
         return outcome

@@ -187,3 +187,26 @@ async def test_a_json_schema_dict_is_an_output_too() -> None:
         sent = server.hits[0].json()["response_format"]["json_schema"]
     assert result.output == {"ok": True}
     assert sent["name"] == "tiny_answer" and sent["schema"] == schema
+
+
+async def test_a_final_result_beside_another_call_gets_both_answered_on_a_retry() -> None:
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return "cloudy"
+
+    wrong = ANSWER.replace('"cloudy"', '"foggy"')
+    def call(name: str, call_id: str, arguments: str) -> list[UniEvent]:
+        return [UniEvent("delta", [ToolCallItem("tool_call.delta", name, call_id, arguments)]),
+                UniEvent("delta", [ToolCallItem("tool_call.done", name, call_id,
+                                                json.loads(arguments))])]
+
+    both = [*call("get_weather", "w1", '{"city": "Lisbon"}'), *call("final_result", "f1", wrong),
+            UniEvent("stop", [], Usage(0, 10, None, 20), "tool_call")]
+    route = Route(chunks=event_chunks(b"".join(encode(both, "openai-chat"))))
+    result, _, bodies = await served(
+        "openai-chat", route, tool_answer("final_result", ANSWER, call_id="f2"),
+        provider=NoFormatProvider(base_url="http://set-later", api_key="k", model="m"),
+        tools=ToolRegistry([get_weather]))
+    assert result.output == WEATHER
+    answered = [m["tool_call_id"] for m in bodies[1]["messages"] if m["role"] == "tool"]
+    assert answered == ["w1", "f1"]  # every call of the turn has its result, in call order

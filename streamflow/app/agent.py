@@ -429,7 +429,7 @@ class AgentStream:
                     if retries >= agent.output_retries:
                         raise
                     retries += 1  # the errors go back to the model: another try
-                    messages.append(self._retry_turn(message, error))
+                    messages.append(self._retry_turn(message, error, dispatch.results))
                     continue
                 await self._emit(AgentEvent("output", number, output=plain(output)))
                 return await self._end(AgentResult(turns, messages, turn_count=number,
@@ -479,9 +479,11 @@ class AgentStream:
             tool_name=FINAL_TOOL if tool else None,
             max_bytes=(agent.limits or DEFAULT_LIMITS).max_message_bytes))
 
-    def _retry_turn(self, message: Any, error: OutputValidationError) -> ChatTurn:
+    def _retry_turn(self, message: Any, error: OutputValidationError,
+                    ran: list[ToolResult]) -> ChatTurn:
         """What the model is told when its output did not validate: the errors, and to
-        answer again (a tool result for a ``final_result`` call, else a user turn)."""
+        answer again (a tool result for a ``final_result`` call, after the results of the
+        turn's other calls, ``ran``; else a user turn)."""
         problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc') or ()) or '(root)'}: "
                              f"{e.get('msg')}" for e in error.errors[:10])
         text = (f"The answer does not match the required schema ({problems}). "
@@ -489,7 +491,7 @@ class AgentStream:
         call = next((c for c in message.tool_calls if c.name == FINAL_TOOL), None)
         if call is not None:
             result = error_result(call, "ValidationError", text, errors=error.errors[:10])
-            return ChatTurn.results([result.to_part()])
+            return ChatTurn.results([*(r.to_part() for r in ran), result.to_part()])
         return ChatTurn.user(text)
 
     async def _end(self, result: AgentResult) -> AgentResult:

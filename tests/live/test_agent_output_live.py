@@ -1,6 +1,9 @@
 """``Agent(output=T)`` against a real llama.cpp server: the schema the request carries is
 enforced by the server itself (llama.cpp turns ``response_format``'s JSON schema into a
 grammar), so even a 135M model answers with an object of the type, streamed as it grows.
+(llama-server's ``/v1/responses`` and ``/v1/messages`` take no schema: ``text.format`` and
+``output_config.format`` are ignored there, and SmolLM2 answers in prose, which
+``Agent(output=)`` refuses with an ``OutputValidationError``; so only chat is tried.)
 
 Skipped unless ``STREAMFLOW_LIVE_URL`` names the server (see tests/live/conftest.py).
 """

@@ -265,12 +265,13 @@ def to_ui_message(message: Answer | Message, *, id: str | None = None,
         parts.append({"type": "step-start"})
         parts.extend(p for p in (_ui_part(i, results, ai_sdk) for i in turn.parts)
                      if p is not None)
-    asked = [p for p in parts if isinstance(p, dict) and p.get("toolCallId") in pending
-             and p.get("state") == "input-available"]
-    for part in asked:
+    asked = [i for i, p in enumerate(parts) if isinstance(p, dict)
+             and p.get("toolCallId") in pending and p.get("state") == "input-available"]
+    for index in asked:
+        part = parts[index]
         call_id = part["toolCallId"]
-        if ai_sdk >= 6:
-            part.update(state="approval-requested", approval={"id": call_id})
+        if ai_sdk >= 6:  # a new dict: the continued message's own parts stay as they were
+            parts[index] = {**part, "state": "approval-requested", "approval": {"id": call_id}}
         else:
             parts.append({"type": "data-approval-request", "id": call_id, "data": {
                 "approvalId": call_id, "toolCallId": call_id,

@@ -76,7 +76,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic import TypeAdapter
 
 from ..core._tools._progress import Progress, ToolCallContext
-from ..core._tools._result import DENIED
+from ..core._tools._result import denial
 from ..core.errors import LimitExceededError, OutputValidationError
 from ..core.events import JSONDict, ToolCallItem, Usage
 from ..core.limits import DEFAULT_LIMITS, Limits
@@ -511,9 +511,7 @@ class AgentStream:
             decision = decisions[call.tool_call_id]
             if decision is True:
                 continue
-            reason = decision if isinstance(decision, str) and decision else \
-                "the user denied this call"
-            denied = error_result(call, DENIED, reason)
+            denied = denial(call, decision if isinstance(decision, str) else None)
             await self._emit(AgentEvent("tool.result", number, call=call, result=denied))
             by_id[call.tool_call_id] = denied
         for result in await self.agent.dispatcher.run(approved, hooks=hooks):

@@ -8,6 +8,7 @@ from ._registry import ToolRegistry as ToolRegistry
 from ._result import DENIED as DENIED
 from ._result import ToolContent as ToolContent
 from ._result import ToolResult as ToolResult
+from ._result import denial as denial
 from ._result import error_result as error_result
 from ._result import prepare_call as prepare_call
 from ._result import to_text as to_text

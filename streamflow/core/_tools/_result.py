@@ -124,6 +124,12 @@ def error_result(call: ToolCallItem, error: str, message: str, **extra: Any) -> 
     return ToolResult(call.tool_call_id, call.name, content, True, args)
 
 
+def denial(call: ToolCallItem, reason: str | None = None) -> ToolResult:
+    """The result of ``call`` a person denied (never ran): ``{"error": "ApprovalDenied",
+    "message": reason}``, the reason ``"the user denied this call"`` when none was given."""
+    return error_result(call, DENIED, reason or "the user denied this call")
+
+
 def prepare_call(registry: ToolRegistry,
                  call: ToolCallItem) -> tuple[Tool, dict[str, Any]] | ToolResult:
     """The tool and its validated keyword arguments, or the error result to send back.

@@ -35,7 +35,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ...core._tools import DENIED
+from ...core._tools import denial
 from ...core.errors import RequestError
 from ...core.events import (
     InlineDataItem,
@@ -163,11 +163,8 @@ def _tool(part: Mapping[str, Any]) -> tuple[ToolCallItem, ToolResultPart | None]
         return call, ToolResultPart(call_id, str(part.get("errorText") or ""), True, call.name)
     if state == "output-denied":  # a person said no: the model hears why, as a tool error
         approval = part.get("approval")
-        reason = str((approval.get("reason") if isinstance(approval, Mapping) else None)
-                     or "the user denied this call")
-        return call, ToolResultPart(call_id, json.dumps({"error": DENIED, "message": reason},
-                                                         separators=(",", ":")),
-                                    True, call.name)
+        reason = approval.get("reason") if isinstance(approval, Mapping) else None
+        return call, denial(call, str(reason) if reason else None).to_part()
     return call, None
 
 

@@ -138,7 +138,7 @@ class AnswerRecorder(AsyncSink):
 
     def on_tool_result(self, result: ToolResult) -> None:
         """A tool result of the step that just ended."""
-        part = ToolResultPart(result.tool_call_id, result.text, result.is_error, result.name)
+        part = result.to_part()
         turns = self.answer.turns
         if turns and turns[-1].role == "user":
             turns[-1].parts.append(part)

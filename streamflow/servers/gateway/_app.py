@@ -49,14 +49,14 @@ from starlette.types import Message as Message_
 from starlette.types import Receive, Scope, Send
 
 from ...app.providers import HTTPRequest
-from ...core.errors import RequestError, SinkError, StreamflowError
+from ...core.errors import RequestError, StreamflowError
 from ...core.events import UniEvent
 from ...core.limits import DEFAULT_LIMITS, Limits
 from ...core.message import Message
 from ...core.requests import ChatRequest
 from ...wire.dialects import REQUESTS, get_encoder, get_request
 from ...wire.dialects.encoder import BodyWriter
-from ...wire.redaction import redacting_logger, scrub_error
+from ...wire.redaction import redacting_logger
 from ._carry import Carrier, process_key, restore
 from ._envelopes import error_response
 from ._models import ModelsRoute, models_routes
@@ -292,19 +292,6 @@ class _Body:
         return data
 
 
-def _own(outcome: Message | BaseException, body: _Body | None) -> Message | BaseException:
-    """The outcome the client gets: a failure of the app's own sinks is logged, never the
-    client's (the stream went to its end); our body writer's is raised as the bug it is."""
-    if not isinstance(outcome, SinkError):
-        return outcome
-    for sink, exc in outcome.errors:
-        if sink is body:
-            raise exc
-    log.warning("a gateway sink failed: %s", outcome)
-    assert outcome.partial is not None  # a SinkError's partial is the whole message
-    return outcome.partial
-
-
 async def _collect(opened: Opened, carrier: Carrier, sinks: tuple[Any, ...]) -> Message:
     message = await opened.message(opened.run(*sinks))
     if not carrier.active:
@@ -322,10 +309,10 @@ async def _encode(opened: Opened, carrier: Carrier, writer: BodyWriter,
         run = opened.run(body, *sinks)
         async for chunk in opened.relay(run, body.written):
             yield chunk
-        outcome = _own(run.settle(), body)
+        outcome = opened.outcome(run, body)
         error: StreamflowError | None = None
         if isinstance(outcome, StreamflowError):
-            error = scrub_error(outcome, opened.secrets)
+            error = outcome
             log.info("upstream stream failed after the answer started: %s", error)
         elif isinstance(outcome, BaseException):
             raise outcome  # a bug of ours: as itself

@@ -176,17 +176,31 @@ class Opened:
         else:
             feed.on_completed()
 
-    async def message(self, run: Run) -> Message:
-        """Read the whole answer into ``run``: its message, or its typed error raised
-        (``partial`` attached, no credential of the request in it)."""
-        async for _ in self.relay(run, bytes):
-            pass
+    def outcome(self, run: Run, *ours: object) -> Message | BaseException:
+        """How the answer read into ``run`` ended, for the client: the message, or the
+        stream's error (no credential of the request in it). A failure of the app's own
+        sinks is logged, never the client's (the stream went to its end); one of ``ours``
+        (the gateway's body writer) is raised as the bug it is."""
         outcome = run.settle()
-        if isinstance(outcome, SinkError) and outcome.partial is not None:
-            log.warning("a gateway sink failed: %s", outcome)  # the answer itself is whole
+        if isinstance(outcome, SinkError):
+            for sink, exc in outcome.errors:
+                if any(sink is own for own in ours):
+                    raise exc
+            log.warning("a gateway sink failed: %s", outcome)
+            assert outcome.partial is not None  # a SinkError's partial is the whole message
             return outcome.partial
         if isinstance(outcome, BaseException):
-            raise scrub_error(outcome, self.secrets)
+            scrub_error(outcome, self.secrets)
+        return outcome
+
+    async def message(self, run: Run) -> Message:
+        """Read the whole answer into ``run``: its message, or its error raised
+        (see :meth:`outcome`)."""
+        async for _ in self.relay(run, bytes):
+            pass
+        outcome = self.outcome(run)
+        if isinstance(outcome, BaseException):
+            raise outcome
         return outcome
 
 

@@ -219,11 +219,9 @@ class ResumableStreams:
         chat_id = check_chat_id(chat_id)
         slot = self.live.reserve(client)
         try:
-            if message_id is None and isinstance(source, AgentRun) and source.continues:
-                message_id = str(source.continues.get("id") or "") or None
             return await launch(self, self._group, chat_id, source, token, slot, dialect,
                                 {**options, "_on_finish": on_finish or self.on_finish},
-                                message_id)
+                                message_id or _continued_id(source))
         except BaseException:
             slot.release()
             raise
@@ -246,11 +244,12 @@ class ResumableStreams:
             client = self.client_key(request)
             if inspect.isawaitable(client):
                 client = await client
+            named = flavour.get("message_id") or _continued_id(source)
             started = await self.start(chat_id, source, token=presented_token(request),
                                        client=client, dialect=dialect, on_finish=on_finish,
-                                       message_id=flavour.pop("message_id", None),
-                                       **(options or {}))
-            flavour = await self._named(started.key, target, flavour)
+                                       message_id=named, **(options or {}))
+            if named and target != "uni":  # known here: no need to read it back
+                flavour = {**flavour, "message_id": named}
         except StreamflowError as error:
             return refusal(error, target)
         return self._serve(started.key, started.chat_id, target, request, "", headers, flavour,
@@ -373,6 +372,13 @@ async def until_stopped(link: RedisLink, stop_key: str,
         finally:
             group.cancel_scope.cancel()
     return stopped
+
+
+def _continued_id(source: Any) -> str | None:
+    """The id of the client's message an ``agent_answer`` run goes on with, if any."""
+    if isinstance(source, AgentRun) and source.continues:
+        return str(source.continues.get("id") or "") or None
+    return None
 
 
 def message_key(key: str) -> str:

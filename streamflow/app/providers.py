@@ -110,7 +110,7 @@ class Provider:
         request = ChatRequest(
             model=self.model, turns=list(conversation), system=self.system,
             tools=[ToolSpec(t.name, t.description, t.parameters) for t in tools],
-            max_tokens=self.max_tokens, include_usage=True, source="",
+            max_tokens=self.max_tokens, include_usage=True,
             thinking=Thinking(budget=self.thinking_budget) if self.thinking_budget else None)
         if response_format is not None:
             request.options["response_format"] = response_format

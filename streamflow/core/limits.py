@@ -28,6 +28,10 @@ class Limits:
     * ``idle_timeout`` -- seconds without a byte between events: 600 (providers
       send no keep-alive while a model thinks).
     * ``deadline`` -- seconds for the whole stream: none by default.
+    * ``first_chunk_timeout`` -- seconds from the start of the read (the request sent,
+      its headers awaited) to the first chunk of the body: none by default (the idle
+      timeout bounds each wait). A failover chain sets it to give up on an upstream
+      that accepted the request and sends nothing (``StreamTimeoutError("first_chunk")``).
     """
 
     max_event_bytes: int = 32 * MiB
@@ -36,6 +40,7 @@ class Limits:
     max_groups: int = 10_000
     idle_timeout: float | None = 600.0
     deadline: float | None = None
+    first_chunk_timeout: float | None = None
 
 
 DEFAULT_LIMITS = Limits()

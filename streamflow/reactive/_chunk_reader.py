@@ -1,9 +1,12 @@
 """THE chunk reader: a body's next chunk under the idle timeout and the deadline.
 
 :class:`ChunkReader` is the only code that applies :class:`~streamflow.Limits`'
-``idle_timeout`` and ``deadline`` to a body and maps a transport's exceptions to
-typed streamflow errors: every source's pump (``streamflow.reactive._scope.pump``) and the
-gateway's upstream read through it.
+``idle_timeout``, ``deadline`` and ``first_chunk_timeout`` to a body and maps a
+transport's exceptions to typed streamflow errors: every source's pump
+(``streamflow.reactive._scope.pump``), the gateway's upstream and every attempt of a
+failover chain (:mod:`streamflow.app.failover`) read through it. Until the first
+chunk arrived, a wait is also bounded by the first-chunk limit (counted, like the
+deadline, from the reader's creation).
 
 On asyncio it keeps **one timer per reader**, not one per chunk: a read notes the
 time it started and the limit it must end by (``min(start + idle, deadline)``);
@@ -55,28 +58,41 @@ class ChunkReader:
                  map_error: Callable[[Exception], Exception] = unmapped) -> None:
         self.idle = limits.idle_timeout if limits is not None else None
         self.total = limits.deadline if limits is not None else None
+        self.first = limits.first_chunk_timeout if limits is not None else None
         self.map_error = map_error
         self._loop: asyncio.AbstractEventLoop | None = (
             asyncio.get_running_loop() if sniffio.current_async_library() == "asyncio"
             else None)
         now = self._loop.time() if self._loop is not None else anyio.current_time()
         self.ends_at = now + self.total if self.total is not None else float("inf")
+        #: loop time the first chunk must arrive by (``inf`` once it arrived, or unbounded)
+        self.first_by = now + self.first if self.first is not None else float("inf")
         self._timer: asyncio.TimerHandle | None = None
         self._reading: asyncio.Task[object] | None = None  # the task inside a read, if any
         self._limit = 0.0  # loop time the current read must end by
         self._fired = False  # the timer cancelled the current read
-        self._timed = self.idle is not None or self.total is not None
+        self._timed = self.idle is not None or self.total is not None or self.first is not None
 
     def _window(self) -> float:
-        """Seconds the next wait may take: the idle timeout or what is left of the deadline."""
-        left = self.ends_at - anyio.current_time()
+        """Seconds the next wait may take: the idle timeout or what is left of the deadline
+        (or of the first-chunk limit, before the first chunk)."""
+        left = min(self.ends_at, self.first_by) - anyio.current_time()
         return left if self.idle is None else min(self.idle, left)
 
     def _timeout(self) -> StreamTimeoutError:
-        if self.total is not None and anyio.current_time() >= self.ends_at:
+        now = anyio.current_time()
+        if self.total is not None and now >= self.ends_at:
             return StreamTimeoutError("deadline", self.total)
+        if self.first is not None and now >= self.first_by:
+            return StreamTimeoutError("first_chunk", self.first)
         assert self.idle is not None
         return StreamTimeoutError("idle", self.idle)
+
+    def _arrived(self, chunk: bytes | None) -> bytes | None:
+        """A read's result: the first chunk lifts the first-chunk limit."""
+        if chunk:
+            self.first_by = float("inf")
+        return chunk
 
     def mapped(self, exc: Exception) -> Exception:
         """``exc`` as the typed error the stream ends with."""
@@ -89,8 +105,10 @@ class ChunkReader:
         raise error from exc
 
     async def open(self, stack: AsyncExitStack, body: ChunkStream) -> AsyncIterator[bytes]:
-        """Enter ``body`` on ``stack`` within the deadline; its chunk iterator."""
-        with anyio.move_on_after(self.ends_at - anyio.current_time()) as waited:
+        """Enter ``body`` on ``stack`` within the deadline and the first-chunk limit; its
+        chunk iterator."""
+        with anyio.move_on_after(min(self.ends_at, self.first_by) - anyio.current_time()
+                                 ) as waited:
             try:
                 chunks = await stack.enter_async_context(body)
             except Exception as exc:
@@ -113,6 +131,8 @@ class ChunkReader:
         assert task is not None
         now = loop.time()
         limit = self.ends_at if self.idle is None else min(now + self.idle, self.ends_at)
+        if self.first_by < limit:
+            limit = self.first_by
         if limit <= now:
             raise self._timeout()
         self._limit = limit
@@ -121,7 +141,7 @@ class ChunkReader:
         if self._timer is None:
             self._timer = loop.call_at(limit, self._expire)
         try:
-            return await anext(chunks, None)
+            chunk = await anext(chunks, None)
         except asyncio.CancelledError:
             if self._fired:
                 self._fired = False
@@ -135,6 +155,9 @@ class ChunkReader:
             if self._fired:  # the read ended before our cancel reached it: take it back
                 self._fired = False
                 task.uncancel()
+        if chunk and self.first is not None:
+            self.first_by = float("inf")
+        return chunk
 
     def _expire(self) -> None:
         """The timer: cancel a read past its limit, or wait for the current read's limit."""
@@ -152,7 +175,7 @@ class ChunkReader:
     async def _next_in_scope(self, chunks: AsyncIterator[bytes]) -> bytes | None:
         with anyio.move_on_after(self._window()) as waited:
             try:
-                return await anext(chunks, None)
+                return self._arrived(await anext(chunks, None))
             except Exception as exc:
                 self._raise(exc)
         raise self._timeout() if waited.cancelled_caught else AssertionError("unreachable")

@@ -11,12 +11,19 @@ run needs to go on is plain JSON (:meth:`AgentResult.to_state`,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..core._tools._progress import Progress
-from ..core.events import JSONDict, ToolCallItem, UniEvent, Usage, usage_from_dict, usage_to_dict
+from ..core.events import (
+    JSONDict,
+    ToolCallItem,
+    UniEvent,
+    Usage,
+    total_usage,
+    usage_from_dict,
+    usage_to_dict,
+)
 from ..core.message import Message
 from ..core.requests import Turn as ChatTurn
 from .providers import HTTPRequest
@@ -162,21 +169,6 @@ def call_from_dict(data: JSONDict) -> ToolCallItem:
     return ToolCallItem("tool_call.done", str(data.get("name", "")),
                         str(data.get("tool_call_id", "")),
                         arguments if isinstance(arguments, (str, dict)) else {})
-
-
-def total_usage(usages: Iterable[Usage | None]) -> Usage:
-    """The sum of ``usages`` field by field; a field none of them reported stays ``None``."""
-    names = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens", "cost",
-             "cache_write_tokens")
-    sums: dict[str, Any] = dict.fromkeys(names)
-    for usage in usages:
-        if usage is None:
-            continue
-        for name in names:
-            value = getattr(usage, name)
-            if value is not None:
-                sums[name] = (sums[name] or 0) + value
-    return Usage(**sums)
 
 
 def without_tool_calls(message: Message) -> Message:

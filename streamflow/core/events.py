@@ -45,6 +45,7 @@ reads it. :attr:`Message.choices <streamflow.core.message.Message.choices>` keep
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
@@ -92,6 +93,7 @@ __all__ = [
     "join_fragments",
     "kind_and_value",
     "reported_usage",
+    "total_usage",
     "usage_from_dict",
     "usage_so_far",
     "usage_to_dict",
@@ -224,6 +226,21 @@ def reported_usage(usage: Usage | None) -> Usage | None:
     what :attr:`Message.usage <streamflow.core.message.Message.usage>` and the sinks read from
     a stop event, whose usage the grammar always sets."""
     return usage if usage is not None and usage.reported else None
+
+
+def total_usage(usages: Iterable[Usage | None]) -> Usage:
+    """The sum of ``usages`` field by field; a field none of them reported stays ``None``."""
+    names = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens", "cost",
+             "cache_write_tokens")
+    sums: dict[str, Any] = dict.fromkeys(names)
+    for usage in usages:
+        if usage is None:
+            continue
+        for name in names:
+            value = getattr(usage, name)
+            if value is not None:
+                sums[name] = (sums[name] or 0) + value
+    return Usage(**sums)
 
 
 def choice_index(item: ContentItem) -> int:

@@ -14,6 +14,7 @@ from typing import Any, Final
 from mypy_extensions import mypyc_attr
 
 from ._grammar import IDLE, STOP, STOPPED, items_refusal, step, symbol
+from .delivery import DELIVERY
 from .events import (
     CHOICE_FINISH_REASONS,
     FINISH_REASONS,
@@ -67,6 +68,14 @@ class Message:
     complete: bool = False
     role: str = "assistant"
     choice_index: int = 0
+
+    @property
+    def delivery(self) -> JSONDict | None:
+        """How the answer was delivered -- its attempts, the time to its first token, the
+        gaps between chunks, the stalls (:mod:`streamflow.core.delivery`) -- for a stream
+        read through a failover chain; ``None`` otherwise."""
+        value = self.provider.get(DELIVERY)
+        return value if type(value) is dict else None
 
     @property
     def usage(self) -> Usage | None:
@@ -205,6 +214,28 @@ class Assembler:
         #: the grammar state: ``"idle"``, ``"open"`` or ``"stopped"``
         self.state: str = IDLE
 
+    @classmethod
+    def resume(cls, message: Message) -> Assembler:
+        """An assembler holding ``message`` (a partial one: its last item, a ``.delta``,
+        is the open group; its provider, usage and creation time kept) that goes on from
+        there: the stop event, or more groups (a continuation takes over the message an
+        attempt's decoder assembled). A complete message's stop is not kept."""
+        out = cls()
+        items = list(message.items)
+        if items and not is_done(items[-1]):
+            last = items.pop()
+            out.open_item = last
+            out.open_kind, value = kind_and_value(last)
+            out.fragments = [value]
+            out._loose = 1
+            out.state = step(IDLE, symbol(out.open_kind, False, None), what=last.type,
+                             kind=out.open_kind, open_kind=None)
+        out._items = items
+        out._meta = dict(message.provider)
+        out._usage = message.usage_metadata if not message.complete else None
+        out._created = message.created_at
+        return out
+
     @property
     def stopped(self) -> bool:
         """True once the stop event was fed."""
@@ -315,6 +346,28 @@ class Assembler:
             self.open_kind = None
             self.fragments = []
             self._loose = 0
+
+    def drop(self, groups: int) -> None:
+        """Take back the last ``groups`` content groups, the open one counted (a
+        continuation's :class:`~streamflow.core.outcome.StreamRestart`); what came before
+        stays, and the stream goes on from there. ``ValueError`` after ``stop`` or for
+        more groups than there are."""
+        if groups <= 0:
+            return
+        if self.state is STOPPED:
+            raise ValueError("a stopped message's groups cannot be dropped")
+        if self.open_item is not None:
+            self.open_item = None
+            self.open_kind = None
+            self.fragments = []
+            self._loose = 0
+            self.state = IDLE
+            groups -= 1
+        if groups > len(self._items):
+            raise ValueError(f"cannot drop {groups} more groups: the message has "
+                             f"{len(self._items)}")
+        if groups:
+            del self._items[-groups:]
 
     @property
     def message(self) -> Message:

@@ -1,0 +1,105 @@
+"""How an answer reached the user: its attempts, the time to its first token, the gaps
+between its chunks (sans-IO).
+
+A stream read through a failover chain (:mod:`streamflow.app.failover`) ends with a
+stop event whose ``provider`` holds, under :data:`DELIVERY` (UniEvent's own key, as
+``usage_so_far`` is), one JSON object::
+
+    {"attempts": [{"endpoint": "primary", "dialect": "anthropic", "outcome": "cut",
+                   "error": {"type": "IncompleteStreamError", "message": "..."},
+                   "usage": {...} | null, "id": "msg_1", "model": "claude-...",
+                   "events": 41, "delay_s": 0.0},
+                  {"endpoint": "fallback", "outcome": "stop", ...}],
+     "ttft_s": 0.41, "inter_chunk_p50_s": 0.021, "inter_chunk_p99_s": 0.19,
+     "stalls": 1}
+
+``attempts`` lists every request made for the answer, in order: where it went, how it
+ended (``"stop"``, ``"cut"`` -- it failed after some output and the next attempt went
+on from there --, or ``"failed"`` before any output), its error, its own usage and
+the id and model its provider gave it. ``ttft_s`` counts from the start of the first
+request to the first content fragment; the gaps are those between successive content
+fragments as they were delivered (one gap spanning a failover included);
+``stalls`` counts the attempts that ended by a timeout (first chunk or idle).
+:attr:`Message.delivery <streamflow.core.message.Message.delivery>` reads it back.
+
+:class:`Cadence` keeps the figures in bounded memory (a sample of at most
+:data:`MAX_GAPS` gaps, thinned evenly when full), the one definition the failover
+chain and :class:`~streamflow.reactive.sinks.stats.StreamStats` share.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .events import JSONDict
+
+__all__ = ["DELIVERY", "MAX_GAPS", "Cadence", "quantile"]
+
+DELIVERY: Final = "delivery"
+"""The key of the stop event's ``provider`` holding how the answer was delivered."""
+MAX_GAPS: Final = 4096
+"""The gaps a :class:`Cadence` keeps at most (then every other one, and so on)."""
+
+
+def quantile(values: list[float], q: float) -> float | None:
+    """The ``q`` quantile (0..1) of ``values`` by nearest rank; ``None`` for none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[rank]
+
+
+class Cadence:
+    """When content arrived: :meth:`content` once per content fragment, with the time.
+
+    ``started`` is the time the answer was asked for (the clock is the caller's: the
+    same for both). Memory is bounded: past :data:`MAX_GAPS` gaps the sample is halved
+    and only every other later gap is kept (then every fourth...), an even thinning
+    that keeps the distribution.
+    """
+
+    __slots__ = ("started", "first", "last", "gaps", "_stride", "_skip")
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.first: float | None = None
+        self.last: float | None = None
+        self.gaps: list[float] = []
+        self._stride = 1
+        self._skip = 0
+
+    def content(self, now: float) -> None:
+        """A content fragment arrived at ``now``."""
+        last = self.last
+        self.last = now
+        if last is None:
+            self.first = now
+            return
+        if self._stride > 1:
+            self._skip += 1
+            if self._skip < self._stride:
+                return
+            self._skip = 0
+        gaps = self.gaps
+        gaps.append(now - last)
+        if len(gaps) >= MAX_GAPS:
+            del gaps[1::2]
+            self._stride *= 2
+
+    @property
+    def ttft_s(self) -> float | None:
+        """Seconds from :attr:`started` to the first content fragment."""
+        return None if self.first is None else max(0.0, self.first - self.started)
+
+    def gap_s(self, q: float) -> float | None:
+        """The ``q`` quantile of the gaps between content fragments (seconds)."""
+        return quantile(self.gaps, q)
+
+    def to_dict(self) -> JSONDict:
+        """``{"ttft_s", "inter_chunk_p50_s", "inter_chunk_p99_s"}``, rounded to the µs."""
+        out: dict[str, Any] = {}
+        for key, value in (("ttft_s", self.ttft_s), ("inter_chunk_p50_s", self.gap_s(0.5)),
+                           ("inter_chunk_p99_s", self.gap_s(0.99))):
+            out[key] = None if value is None else round(value, 6)
+        return out

@@ -70,7 +70,6 @@ from types import TracebackType
 from typing import Any
 
 import anyio
-import httpx
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import TypeAdapter
@@ -80,11 +79,10 @@ from ..core._tools._result import denial
 from ..core.errors import LimitExceededError, OutputValidationError
 from ..core.events import JSONDict, ToolCallItem, Usage
 from ..core.limits import DEFAULT_LIMITS, Limits
-from ..core.requests import ToolSpec
+from ..core.requests import ChatRequest, ToolSpec
 from ..core.requests import Turn as ChatTurn
 from ..core.structured import OutputParser
 from ..core.structured.updates import OutputUpdates, plain
-from ..reactive.sources import Source, from_httpx
 from ..reactive.types import SinkLike
 from ..wire.redaction import scrub_error, secrets_in, with_secrets
 from ._agent_types import (
@@ -96,7 +94,8 @@ from ._agent_types import (
     wants_tools,
     without_tool_calls,
 )
-from .models import own_client
+from .failover import Failover, SendFn
+from .models import http_sender, own_client
 from .providers import HTTPRequest, Provider, provider_for
 from .streaming.async_stream import stream
 from .tools import ToolRegistry, ToolResult, error_result
@@ -105,28 +104,15 @@ from .tools.dispatch import CallHooks, ResultCallback, ToolDispatcher, ToolDispa
 __all__ = ["Agent", "AgentEvent", "AgentEventType", "AgentResult", "AgentStream", "Decision",
            "SendFn", "Turn", "http_sender", "total_usage", "wants_tools", "without_tool_calls"]
 
-SendFn = Callable[[HTTPRequest], Source]
-"""Sends one request; returns the (cold) source of its response body."""
-
-
-def http_sender(client: httpx.AsyncClient, *, limits: Limits | None = None) -> SendFn:
-    """A ``send`` function posting each request with ``client`` (status checked, streamed)."""
-    def send(request: HTTPRequest) -> Source:
-        def build() -> httpx.Request:
-            return client.build_request(request.method, request.url, headers=request.headers,
-                                        content=request.body)
-
-        return from_httpx(client, build, limits=limits)
-
-    return send
-
-
 class Agent:
     """Runs the tool loop of one provider (see the module doc).
 
     ``provider`` is a :class:`Provider` or a model string (``"anthropic:claude-sonnet-4-5"``,
     :func:`streamflow.app.providers.provider_for`: key and base URL from the SDK's environment
-    variables). ``send`` posts each request (:func:`http_sender`); without one, each run
+    variables), or a :class:`~streamflow.app.failover.Failover` chain (its first endpoint
+    writes the requests; ``fallbacks=[...]`` makes one of ``provider`` and them): every
+    turn then survives a failing endpoint, a cut answer continued where it stopped.
+    ``send`` posts each request (:func:`http_sender`); without one, each run
     opens its own ``httpx.AsyncClient`` and closes it when the run ends.
 
     ``output`` asks for a structured output of that type, ``output_retries`` times
@@ -138,8 +124,8 @@ class Agent:
     ``timeout`` and ``max_concurrency`` go to the dispatch sink.
     """
 
-    def __init__(self, provider: Provider | str, tools: ToolRegistry | None = None,
-                 send: SendFn | None = None, *,
+    def __init__(self, provider: Provider | str | Failover, tools: ToolRegistry | None = None,
+                 send: SendFn | None = None, *, fallbacks: Sequence[Provider | str] = (),
                  sinks: Iterable[SinkLike] = (), max_turns: int = 8, eager: bool = False,
                  timeout: float | None = 30.0, max_concurrency: int = 8,
                  on_request: Callable[[int, HTTPRequest], Any] | None = None,
@@ -152,6 +138,16 @@ class Agent:
         if output_retries < 0:
             raise ValueError("output_retries must be 0 or more")
         tools = tools if tools is not None else ToolRegistry()
+        if fallbacks and not isinstance(provider, Failover):
+            provider = Failover([provider, *fallbacks])
+        #: the chain every turn goes through (``None``: each turn one request to ``provider``)
+        self.failover = provider if isinstance(provider, Failover) else None
+        if isinstance(provider, Failover):
+            primary = provider.primary.provider
+            if primary is None:
+                raise TypeError("an Agent writes its requests with its chain's first endpoint: "
+                                "make it a Provider or a model string")
+            provider = primary
         self.provider = provider_for(provider) if isinstance(provider, str) else provider
         self.tools = tools
         self.send = send
@@ -387,7 +383,8 @@ class AgentStream:
         retries = 0
         for _ in range(agent.max_turns):
             number += 1
-            request = self._request(messages)
+            chat = self._chat(messages)
+            request = agent.provider.build(chat)
             agent.restart_sinks()
             if agent.on_request is not None:
                 agent.on_request(number, request)
@@ -402,7 +399,9 @@ class AgentStream:
                 # the run and its sinks know the request's key, whatever ``send`` returns
                 with with_secrets(secrets):
                     async with dispatch:  # eager calls run in its task group
-                        async with stream(send(request), dialect=provider.dialect,
+                        source = send(request) if agent.failover is None \
+                            else agent.failover.source(chat, send=send)
+                        async with stream(source, dialect=provider.dialect,
                                           sinks=(*agent.sinks, dispatch),
                                           limits=agent.limits) as s:
                             async for event in s:
@@ -457,16 +456,16 @@ class AgentStream:
         return (self.agent.output is not None
                 and "response_format" not in self.agent.provider.request_side.takes)
 
-    def _request(self, messages: list[ChatTurn]) -> HTTPRequest:
-        """The next request: the conversation, the tools and the output asked for."""
+    def _chat(self, messages: list[ChatTurn]) -> ChatRequest:
+        """The next request, neutral: the conversation, the tools and the output asked for."""
         agent, fmt = self.agent, self.agent.output_format
         if fmt is None:
-            return agent.provider.request(messages, agent.tools)
+            return agent.provider.chat_request(messages, agent.tools)
         if self._output_tool():
             final = ToolSpec(FINAL_TOOL, "Give the final answer: call this once, with the "
                              "answer as its arguments.", fmt["schema"])
-            return agent.provider.request(messages, [*agent.tools, final])
-        return agent.provider.request(messages, agent.tools, response_format=fmt)
+            return agent.provider.chat_request(messages, [*agent.tools, final])
+        return agent.provider.chat_request(messages, agent.tools, response_format=fmt)
 
     def _output_updates(self) -> OutputUpdates | None:
         """A turn's structured output parser (``None``: the agent asks for none)."""

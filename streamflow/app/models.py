@@ -11,7 +11,7 @@ take a model as they take a file::
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
@@ -19,7 +19,9 @@ import httpx
 
 from ..core.limits import Limits
 from ..core.requests import Turn
-from ..reactive.sources.http import AsyncHTTPSource
+from ..reactive._source import Source
+from ..reactive.sources.http import AsyncHTTPSource, from_httpx
+from ..wire.dialects.request_base import HTTPRequest
 from .providers import provider_for
 from .tools import Tool
 
@@ -32,6 +34,20 @@ TIMEOUT = httpx.Timeout(30.0, read=None)
 def own_client() -> httpx.AsyncClient:
     """The HTTP client a run opens for itself when the caller gave none (close it)."""
     return httpx.AsyncClient(timeout=TIMEOUT)
+
+
+def http_sender(client: httpx.AsyncClient, *,
+                limits: Limits | None = None) -> Callable[[HTTPRequest], Source]:
+    """A ``send`` function posting each request with ``client`` (status checked, streamed):
+    the one way an Agent's turn and a failover chain's attempt go out."""
+    def send(request: HTTPRequest) -> Source:
+        def build() -> httpx.Request:
+            return client.build_request(request.method, request.url, headers=request.headers,
+                                        content=request.body)
+
+        return from_httpx(client, build, limits=limits)
+
+    return send
 
 
 class _OwnClientSource(AsyncHTTPSource):

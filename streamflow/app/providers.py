@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
 
 from ..core.events import JSONDict
@@ -120,7 +120,16 @@ class Provider:
                 response_format: JSONDict | None = None) -> HTTPRequest:
         """The streaming HTTP request of ``conversation`` (see :meth:`chat_request`),
         built by the dialect's request side, with ``extra_headers`` and ``extra_body``."""
-        chat = self.chat_request(conversation, tools, response_format=response_format)
+        return self.build(self.chat_request(conversation, tools,
+                                            response_format=response_format))
+
+    def build(self, chat: ChatRequest) -> HTTPRequest:
+        """The streaming HTTP request of the neutral ``chat`` for this API, with this
+        provider's model (``chat``'s when it has none), ``extra_headers`` and
+        ``extra_body``; ``chat`` itself is left as it is. A failover chain builds each
+        attempt of an answer this way, at each endpoint's provider."""
+        if self.model and chat.model != self.model:
+            chat = replace(chat, model=self.model)
         built = self.request_side.http_request(self.base_url or "", chat, api_key=self.api_key,
                                                headers=self.extra_headers)
         built.json.update(self.extra_body)

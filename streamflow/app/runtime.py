@@ -72,7 +72,9 @@ class Run:
                  options: dict[str, Any] | None = None, caller: str = "run()",
                  transforms: Sequence[Any] = ()) -> None:
         self.source: Observable[Any] = as_source(source, caller=caller)
-        self.fan = FanOut(sinks)
+        # a failover chain's source may drop groups it gave: sinks that cannot take that
+        # back get it through a Holdback (reactive._fanout)
+        self.fan = FanOut(sinks, continuing=bool(getattr(self.source, "continues", False)))
         known = source_secrets(None)  # the enclosing with_secrets blocks' (an Agent's turn)
         #: the credential values the run's sources reported sending (report_sent)
         self.sent: set[str] = set()
@@ -179,6 +181,8 @@ class Run:
                                             name=f"streamflow-sink:{type(feeder.sink).__name__}")
         with sending_to(self.sent):  # the tasks the subscription starts report to it too
             self.subscription = self._front().subscribe(cast(abc.ObserverBase[Any], self.fan))
+        if self.fan.continuing and not self.transforms:  # the chain's splice assembles
+            self.fan.decoder = getattr(self.source, "continuation", None)
 
     def cancel(self, why: str) -> None:
         """Stop now: dispose the subscription (closing the body), sinks told ``why``."""

@@ -2,8 +2,16 @@
 
 It assembles the message (or reads the one its run's decoder assembles: the
 :class:`~streamflow.app.runtime.Run` sets :attr:`FanOut.decoder` when it builds the
-decoder that emits here), detaches a sink that raised, and turns the stream's end
-into ``run()``'s outcome (:meth:`FanOut.result`, rules in :mod:`streamflow.app.runtime`).
+decoder that emits here, or to a failover chain's continuation), detaches a sink that
+raised, and turns the stream's end into ``run()``'s outcome (:meth:`FanOut.result`,
+rules in :mod:`streamflow.app.runtime`).
+
+A continuing stream (a failover chain's, ``continuing=True``) may drop groups it gave
+(a continuation's :class:`~streamflow.core.outcome.StreamRestart`): a sink that takes
+such drops says so (``takes_discards = True``: render, log, OTel, recorder, a lazy tool
+dispatcher) and gets every event live; any other sink, and ``stream()``'s queue, gets
+the stream through a :class:`~streamflow.core.continuation.Holdback`, which never gives
+what will be dropped.
 
 Compiled in the compiled build (every event of ``run()`` passes here): a plain class
 registered as a reactivex observer, calling each sink's bound ``on_next`` it keeps.
@@ -18,11 +26,11 @@ from typing import Any
 import anyio
 from reactivex import abc
 
+from ..core.continuation import Holdback
 from ..core.errors import CancelledStreamError, StreamflowError
 from ..core.events import UniEvent
 from ..core.message import Assembler, Message
 from ..core.outcome import StreamFailure, StreamRestart
-from ..wire.decoder import StreamDecoder
 from ..wire.redaction import scrub_error
 from .sinks.base import AsyncSink, AsyncSinkFeeder, SinkError
 
@@ -50,9 +58,12 @@ class _Callable:
 class FanOut:
     """The one observer of the upstream: assembles the message and feeds every sink."""
 
-    def __init__(self, sinks: tuple[Any, ...]) -> None:
+    def __init__(self, sinks: tuple[Any, ...], *, continuing: bool = False) -> None:
         self.assembler = Assembler()
-        self.decoder: StreamDecoder | None = None  # the run's own, emitting here (it assembles)
+        #: what assembles the message upstream, when something does (the run's own
+        #: decoder emitting here, a failover chain's continuation): its ``partial`` is read
+        self.decoder: Any = None
+        self.continuing = continuing
         self.feeders: list[AsyncSinkFeeder] = []
         self.targets: list[Any] = []
         self.nexts: list[Callable[[Any], object]] = []  # each target's on_next, bound once
@@ -79,7 +90,12 @@ class FanOut:
         self.secrets: Callable[[], Iterable[str]] = _no_secrets
 
     def add(self, target: Any) -> None:
-        """Feed ``target`` (an observer) too, after the others."""
+        """Feed ``target`` (an observer) too, after the others (through a
+        :class:`~streamflow.core.continuation.Holdback` when the stream is continuing and
+        the target does not take discards)."""
+        inner = getattr(target, "sink", target)
+        if self.continuing and not getattr(inner, "takes_discards", False):
+            target = Holdback(target)
         self.targets.append(target)
         self.nexts.append(target.on_next)
 
@@ -87,6 +103,8 @@ class FanOut:
         kept = [i for i, t in enumerate(self.targets) if t is not target]
         self.targets = [self.targets[i] for i in kept]
         self.nexts = [self.nexts[i] for i in kept]
+        if isinstance(target, Holdback):
+            target = target.target
         if isinstance(target, AsyncSinkFeeder):
             target.detach(exc)
         else:
@@ -100,8 +118,11 @@ class FanOut:
                 self.assembler.feed(value)
         elif isinstance(value, StreamRestart):
             scrub_error(value.error, self.secrets())  # what failed: a sink may write it
-            self.assembler = Assembler()
-            self.decoder = None  # the restarted stream is assembled here
+            if value.groups is None:
+                self.assembler = Assembler()
+                self.decoder = None  # the restarted stream is assembled here
+            elif self.decoder is None:  # a continuation: what it drops, dropped here too
+                self.assembler.drop(value.groups)
         elif isinstance(value, StreamFailure):
             scrub_error(value.error, self.secrets())
             self.converted = value

@@ -80,6 +80,13 @@ class ToolDispatchSink(AsyncSink):
         self._idle: anyio.Event | None = None
 
     @property
+    def takes_discards(self) -> bool:
+        """Lazy: a continuing stream's events live (a continuation that drops groups
+        forgets the calls it drops). Eager: through a Holdback (a call starts once it
+        can no longer be dropped: at the stop), so no call runs twice."""
+        return not self.eager
+
+    @property
     def results(self) -> list[ToolResult]:
         """The finished results, in call order."""
         return [r for r in self._slots if r is not None]
@@ -102,10 +109,13 @@ class ToolDispatchSink(AsyncSink):
     async def on_event(self, event: Any) -> None:
         """Take one stream item; a ``tool_call.done`` is recorded (and started if eager).
 
-        A ``StreamRestart`` notice (a retry operator starting the stream over) forgets
-        the calls collected so far in lazy mode; eager calls already started stay.
+        A ``StreamRestart`` notice (a retry operator starting the stream over, or a
+        continuation dropping groups: every tool call of the answer goes with them)
+        forgets the calls collected so far in lazy mode; eager calls already started
+        stay (a continuing stream reaches an eager dispatcher through a Holdback).
         """
-        if isinstance(event, StreamRestart) and not self.eager:
+        if isinstance(event, StreamRestart) and not self.eager and (event.whole
+                                                                     or event.groups):
             self.calls.clear()
             self.held.clear()
             self._held_at.clear()

@@ -68,7 +68,16 @@ class BaseSink:
     (``on_error("convert")``), and passes a
     :class:`~streamflow.core.outcome.StreamRestart` to :meth:`on_restart` unless the
     sink already :attr:`finished`.
+
+    ``takes_discards``: whether the sink handles a continuation's ``StreamRestart``
+    (a failover chain dropping a group it gave: ``notice.groups`` of them, the last
+    ``notice.discard`` items). ``True``: it gets a continuing stream's every event as it
+    comes, and must drop what a notice names. ``False`` (the default): ``run()`` gives
+    it a continuing stream through a :class:`~streamflow.core.continuation.Holdback`,
+    in which nothing is ever dropped (a tool call then arrives when it is whole).
     """
+
+    takes_discards: bool = False
 
     @property
     def finished(self) -> bool:

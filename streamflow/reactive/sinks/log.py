@@ -71,9 +71,12 @@ class LogSink(BaseSink):
         """True once the stream's record was written."""
         return self.stats.done
 
+    takes_discards = True
+
     def on_restart(self, notice: StreamRestart) -> None:
-        """Count an attempt (the record's ``attempts``); the stream's clock keeps running."""
-        self.stats.restart()
+        """Count an attempt (the record's ``attempts``, ``stalls``); the stream's clock
+        keeps running."""
+        self.stats.restart(notice)
 
     def on_event(self, event: UniEvent) -> None:
         """Count the event (no record is written per event)."""

@@ -17,6 +17,9 @@ raw strings) and carry the GenAI semantic-convention attributes
     gen_ai.usage.cache_read.input_tokens / cache_creation.input_tokens /
     gen_ai.usage.reasoning.output_tokens   when the provider counts them
     gen_ai.response.time_to_first_chunk    seconds to the first content fragment
+    streamflow.inter_chunk.p50 / .p99      seconds between content fragments
+    streamflow.attempts / streamflow.stalls   requests made for the answer (a retry or a
+                                    failover chain's), those ended by a stall timeout
 
 and records the GenAI client metrics (histograms, with the conventions' bucket
 boundaries) through ``meter_provider`` (default: the global one)::
@@ -24,6 +27,8 @@ boundaries) through ``meter_provider`` (default: the global one)::
     gen_ai.client.operation.duration            s, every stream (error.type when it failed)
     gen_ai.client.token.usage                   {token}, gen_ai.token.type input / output
     gen_ai.client.operation.time_to_first_chunk s, when a content fragment arrived
+    gen_ai.client.operation.time_per_output_chunk s, each gap after the first fragment
+                                                (the stream's sample: at most 4096)
 
 each with ``gen_ai.operation.name``, ``gen_ai.provider.name``,
 ``gen_ai.request.model`` and ``gen_ai.response.model`` where known.
@@ -31,9 +36,11 @@ each with ``gen_ai.operation.name``, ``gen_ai.provider.name``,
 The span starts at the sink's creation time (create it right before the request,
 or call :meth:`OtelSink.reset`) and ends on the stop/complete, on an error (status
 ERROR, ``error.type`` = the exception class name, exception recorded) or on
-cancellation (``error.type = "cancelled"``). It is a child of ``parent`` (a span)
-when given, else of the current span. An Agent run's ``invoke_agent`` and
-``execute_tool`` spans are :class:`~streamflow.reactive.sinks.otel_agent.AgentTelemetry`'s.
+cancellation (``error.type = "cancelled"``). A new attempt adds a ``streamflow.retry``
+span event (a continuation's with the groups it dropped and its endpoint). It is a
+child of ``parent`` (a span) when given, else of the current span. An Agent run's
+``invoke_agent`` and ``execute_tool`` spans are
+:class:`~streamflow.reactive.sinks.otel_agent.AgentTelemetry`'s.
 """
 
 from __future__ import annotations
@@ -95,10 +102,15 @@ class ClientMetrics:
             sc.GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK, unit="s",
             description="Time to receive the first chunk in a streaming response",
             explicit_bucket_boundaries_advisory=sc.DURATION_BUCKETS)
+        self.per_chunk = meter.create_histogram(
+            sc.GEN_AI_CLIENT_OPERATION_TIME_PER_OUTPUT_CHUNK, unit="s",
+            description="Time per output chunk after the first one in a streaming response",
+            explicit_bucket_boundaries_advisory=sc.DURATION_BUCKETS)
 
     def record(self, stats: StreamStats, attributes: dict[str, Any],
                error_type: str | None) -> None:
-        """One finished stream: its duration, token counts and time to first chunk."""
+        """One finished stream: its duration, token counts, time to first chunk and the
+        time per output chunk (each gap of the stream's sample of gaps)."""
         base = dict(attributes)
         if stats.response_model:
             base[sc.GEN_AI_RESPONSE_MODEL] = stats.response_model
@@ -106,6 +118,8 @@ class ClientMetrics:
         self.duration.record(stats.duration_s, timed)
         if stats.ttft_s is not None:
             self.first_chunk.record(stats.ttft_s, base)
+        for gap in stats.cadence.gaps:
+            self.per_chunk.record(gap, base)
         usage = stats.usage
         if usage is not None:
             for kind, count in ((sc.TOKEN_TYPE_INPUT, usage.prompt_tokens),
@@ -178,12 +192,19 @@ class OtelSink(BaseSink):
         """True once the span ended."""
         return self.stats.done
 
+    takes_discards = True
+
     def on_restart(self, notice: StreamRestart) -> None:
-        """Add a ``streamflow.retry`` span event; the span goes on."""
-        self._open().add_event(sc.STREAMFLOW_RETRY_EVENT, {
-            sc.STREAMFLOW_RETRY_ATTEMPT: notice.attempt,
-            sc.ERROR_TYPE: type(notice.error).__name__})
-        self.stats.restart()
+        """Add a ``streamflow.retry`` span event (a continuation's endpoint and the groups
+        it dropped with it); the span goes on."""
+        attributes: dict[str, Any] = {sc.STREAMFLOW_RETRY_ATTEMPT: notice.attempt,
+                                      sc.ERROR_TYPE: type(notice.error).__name__}
+        if not notice.whole:
+            attributes[sc.STREAMFLOW_RETRY_DROPPED] = notice.groups
+            if notice.endpoint:
+                attributes[sc.STREAMFLOW_RETRY_ENDPOINT] = escape_controls(notice.endpoint)
+        self._open().add_event(sc.STREAMFLOW_RETRY_EVENT, attributes)
+        self.stats.restart(notice)
 
     def on_event(self, event: UniEvent) -> None:
         """Observe an event; the first one opens the span."""
@@ -232,6 +253,12 @@ class OtelSink(BaseSink):
             out[sc.GEN_AI_RESPONSE_FINISH_REASONS] = [stats.finish_reason]
         if stats.ttft_s is not None:
             out[sc.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = stats.ttft_s
+        for key, q in ((sc.STREAMFLOW_INTER_CHUNK_P50, 0.5), (sc.STREAMFLOW_INTER_CHUNK_P99, 0.99)):
+            gap = stats.gap_s(q)
+            if gap is not None:
+                out[key] = gap
+        out[sc.STREAMFLOW_ATTEMPTS] = stats.attempts
+        out[sc.STREAMFLOW_STALLS] = stats.stalls
         usage = stats.usage
         if usage is not None:
             raw = usage.provider or {}

@@ -193,11 +193,18 @@ class Recorder(BaseSink):
         """Record a UniEvent."""
         self.record_event(event)
 
+    takes_discards = True
+
     def on_restart(self, notice: StreamRestart) -> None:
-        """Write a restart line when no tap does it."""
-        if not self._tapped:
+        """Write a restart line when no tap does it; a continuation's line also names the
+        groups and items it dropped and the endpoint it went on at."""
+        if not self._tapped or not notice.whole:
             self.attempts = notice.attempt
-            self._write({"t": self._t(), "restart": notice.attempt})
+            line: dict[str, Any] = {"t": self._t(), "restart": notice.attempt}
+            if not notice.whole:
+                line.update(groups=notice.groups, discard=notice.discard,
+                            endpoint=notice.endpoint)
+            self._write(line)
 
     def on_error(self, error: Exception) -> None:
         """Write the end line with the error, close the file."""

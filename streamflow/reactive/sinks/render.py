@@ -92,6 +92,7 @@ class RenderSink(GroupDrawer, BaseSink):
         self._san: StreamSanitizer = self._new_sanitizer()
         self._tool: tuple[str, ArgumentBuffer] | None = None
         self._grown = self._grown_text = False
+        self._later: list[str] = []  # notes shown under the footer (an answer continued)
         self._last_frame = float("-inf")
         self._plain_out.new_stream()
         self._finished = False
@@ -108,9 +109,29 @@ class RenderSink(GroupDrawer, BaseSink):
         """True once the answer was drawn to its end."""
         return self._finished
 
+    takes_discards = True
+
     def on_restart(self, notice: StreamRestart) -> None:
-        """Note the retry and draw the new attempt below the old one."""
-        self._restart(notice)
+        """A retry: note it and draw the new attempt below the old one. A continuation:
+        a group it drops is shown cut, with the note under it; one that drops nothing
+        leaves the text flowing and notes the attempt under the footer."""
+        if notice.whole:
+            self._restart(notice)
+            return
+        self.stats.restart(notice)
+        error = notice.error
+        line = (f"↻ {type(error).__name__}: {getattr(error, 'message', error)} — continued "
+                f"on {notice.endpoint or 'another attempt'} (attempt {notice.attempt}")
+        line += f", {notice.groups} unfinished group(s) asked for again)" if notice.groups \
+            else ")"
+        if not notice.groups:
+            self._later.append(line)
+            return
+        self._close_group(cut=True)
+        self._screen.stop(restore=False)
+        if self.plain:
+            self._plain_out.end_line()
+        self.note(line, style="yellow")
 
     def on_event(self, event: UniEvent) -> None:
         """Draw one event."""
@@ -192,15 +213,20 @@ class RenderSink(GroupDrawer, BaseSink):
         received = self.stats.events > 0
         footer = format_footer(self.stats, self.prices, None if self.plain else
                                self.console.width) if self.show_footer else ""
+        later, self._later = self._later, []
         if self.plain:
             self._plain_out.end_line(flush=True)
             if error is not None:
                 self._err(error_line(error, received=received))
             if footer and (error is None or received):
                 self._err(footer)
+            for line in later:
+                self.note(line, style="yellow")
             return
         if error is not None:
             style = "bold yellow" if isinstance(error, CancelledStreamError) else "bold red"
             self._print(Text(error_line(error, received=received), style=style), gap=True)
         if footer:
             self._print(Text(footer, style="dim", no_wrap=True, overflow="ellipsis"), gap=True)
+        for line in later:
+            self.note(line, style="yellow")

@@ -15,6 +15,7 @@ __all__ = [
     "ERROR_TYPE",
     "GEN_AI_AGENT_NAME",
     "GEN_AI_CLIENT_OPERATION_DURATION",
+    "GEN_AI_CLIENT_OPERATION_TIME_PER_OUTPUT_CHUNK",
     "GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK",
     "GEN_AI_CLIENT_TOKEN_USAGE",
     "GEN_AI_OPERATION_NAME",
@@ -41,10 +42,16 @@ __all__ = [
     "OPERATION_INVOKE_AGENT",
     "PROVIDER_BY_DIALECT",
     "STREAMFLOW_APPROVAL_EVENT",
+    "STREAMFLOW_ATTEMPTS",
     "STREAMFLOW_COST",
     "STREAMFLOW_DIALECT",
+    "STREAMFLOW_INTER_CHUNK_P50",
+    "STREAMFLOW_INTER_CHUNK_P99",
     "STREAMFLOW_RETRY_ATTEMPT",
+    "STREAMFLOW_RETRY_DROPPED",
+    "STREAMFLOW_RETRY_ENDPOINT",
     "STREAMFLOW_RETRY_EVENT",
+    "STREAMFLOW_STALLS",
     "STREAMFLOW_TOOL_PROGRESS_EVENT",
     "TOKEN_BUCKETS",
     "TOKEN_TYPE_INPUT",
@@ -88,6 +95,8 @@ ERROR_CANCELLED = "cancelled"
 GEN_AI_CLIENT_TOKEN_USAGE = "gen_ai.client.token.usage"  # unit {token}
 GEN_AI_CLIENT_OPERATION_DURATION = "gen_ai.client.operation.duration"  # unit s
 GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK = "gen_ai.client.operation.time_to_first_chunk"  # s
+#: each gap after the first chunk (s): recorded from the stream's sample of gaps
+GEN_AI_CLIENT_OPERATION_TIME_PER_OUTPUT_CHUNK = "gen_ai.client.operation.time_per_output_chunk"
 
 #: The bucket boundaries the conventions advise for the token and the time histograms.
 TOKEN_BUCKETS: tuple[float, ...] = tuple(float(4 ** n) for n in range(14))
@@ -98,6 +107,12 @@ STREAMFLOW_DIALECT = "streamflow.dialect"
 STREAMFLOW_COST = "streamflow.usage.cost"
 STREAMFLOW_RETRY_EVENT = "streamflow.retry"
 STREAMFLOW_RETRY_ATTEMPT = "streamflow.retry.attempt"
+STREAMFLOW_RETRY_DROPPED = "streamflow.retry.dropped_groups"  # a continuation's drops
+STREAMFLOW_RETRY_ENDPOINT = "streamflow.retry.endpoint"  # where a continuation went on
+STREAMFLOW_ATTEMPTS = "streamflow.attempts"  # requests made for the answer
+STREAMFLOW_STALLS = "streamflow.stalls"  # attempts ended by a first-chunk or idle timeout
+STREAMFLOW_INTER_CHUNK_P50 = "streamflow.inter_chunk.p50"  # s between content chunks
+STREAMFLOW_INTER_CHUNK_P99 = "streamflow.inter_chunk.p99"
 STREAMFLOW_TOOL_PROGRESS_EVENT = "streamflow.tool.progress"
 STREAMFLOW_APPROVAL_EVENT = "streamflow.approval.request"
 

@@ -2,8 +2,12 @@
 
 :class:`StreamStats` watches UniEvents (O(1) per event) and keeps the response
 id and model, the usage and finish reason of the stop event, the time to the
-first content fragment, the duration, counts of fragments and finished
-items per kind, and the names of the tool calls. The clock is injectable so
+first content fragment and the gaps between fragments (p50, p99: a
+:class:`~streamflow.core.delivery.Cadence`), the duration, counts of fragments and
+finished items per kind, the names of the tool calls, and the attempts and stalls
+(from the retry notices, and from the stop event's
+:data:`~streamflow.core.delivery.DELIVERY` when a failover chain delivered it, which
+also counts the attempts that failed before any output). The clock is injectable so
 tests never read wall time.
 """
 
@@ -13,8 +17,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ...core.errors import CancelledStreamError, StreamflowError
+from ...core.delivery import DELIVERY, Cadence
+from ...core.errors import CancelledStreamError, StreamflowError, StreamTimeoutError
 from ...core.events import JSONDict, UniEvent, Usage, reported_usage, usage_to_dict
+from ...core.outcome import StreamRestart
 
 __all__ = ["Clock", "StreamStats"]
 
@@ -38,19 +44,30 @@ class StreamStats:
         """Forget everything and restart the clock (for the next stream)."""
         self.started = self.clock()
         self.attempts = 1
+        self.stalls = 0
         self.ended_at: float | None = None
         self.error: BaseException | None = None
         self._forget()
 
     start = reset
 
-    def restart(self) -> None:
-        """A retry starts the stream over: keep the start time, forget the failed attempt."""
+    def restart(self, notice: StreamRestart | None = None) -> None:
+        """A new attempt: a retry starts the stream over (keep the start time, forget the
+        failed attempt); a continuation (``notice.groups`` set) goes on with what it kept."""
         self.attempts += 1
-        self._forget()
+        error = notice.error if notice is not None else None
+        if isinstance(error, StreamTimeoutError) and error.kind in ("idle", "first_chunk"):
+            self.stalls += 1
+        if notice is None or notice.whole:
+            self._forget()
+
+    @property
+    def first_token_at(self) -> float | None:
+        """When the first content fragment arrived (``None`` before)."""
+        return self.cadence.first
 
     def _forget(self) -> None:
-        self.first_token_at: float | None = None
+        self.cadence = Cadence(self.started)
         self.id: str | None = None
         self.response_model: str | None = None
         self.usage: Usage | None = None
@@ -82,6 +99,13 @@ class StreamStats:
         if event.event_type == "stop":
             self.usage = reported_usage(event.usage_metadata)  # None: none reported
             self.finish_reason = event.finish_reason
+            delivery = meta.get(DELIVERY) if meta else None
+            if isinstance(delivery, dict):  # the source counted every attempt it made
+                attempts, stalls = delivery.get("attempts"), delivery.get("stalls")
+                if isinstance(attempts, list) and attempts:
+                    self.attempts = max(self.attempts, len(attempts))
+                if type(stalls) is int:
+                    self.stalls = max(self.stalls, stalls)
             return
         for item in event.content_items:
             kind, _, phase = item.type.partition(".")
@@ -91,8 +115,7 @@ class StreamStats:
                     self.tool_names.append(str(getattr(item, "name", "")))
             else:
                 self.fragments[kind] = self.fragments.get(kind, 0) + 1
-                if self.first_token_at is None:
-                    self.first_token_at = self.clock()
+                self.cadence.content(self.clock())
 
     def finish(self, error: BaseException | None = None) -> None:
         """Mark the end of the stream (once; later calls are ignored)."""
@@ -117,6 +140,10 @@ class StreamStats:
         if self.first_token_at is None:
             return None
         return max(0.0, self.first_token_at - self.started)
+
+    def gap_s(self, q: float) -> float | None:
+        """The ``q`` quantile of the gaps between content fragments (0.5, 0.99...)."""
+        return self.cadence.gap_s(q)
 
     @property
     def input_tokens(self) -> int | None:
@@ -174,8 +201,11 @@ class StreamStats:
             "finish_reason": self.finish_reason,
             "duration_s": round(self.duration_s, 6),
             "ttft_s": None if self.ttft_s is None else round(self.ttft_s, 6),
+            "inter_chunk_p50_s": _rounded(self.gap_s(0.5)),
+            "inter_chunk_p99_s": _rounded(self.gap_s(0.99)),
             "events": self.events,
             "attempts": self.attempts,
+            "stalls": self.stalls,
             "fragments": dict(self.fragments),
             "items": dict(self.items),
             "tools": list(self.tool_names),
@@ -192,3 +222,7 @@ class StreamStats:
         if self.error is None:
             return "completed"
         return "cancelled" if self.cancelled else "error"
+
+
+def _rounded(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 6)

@@ -168,7 +168,10 @@ never written by ``build`` but redacted wherever a URL is shown; ``headers`` are
     ``client_models_path`` is where the gateway lists models for clients of the
     dialect and ``models_body(models)`` the list in the dialect's shape.
     ``conversation`` is the body's field holding the turns (``messages``, ``input``,
-    ``contents``).
+    ``contents``). ``prefill`` says the API continues a conversation's final assistant
+    turn instead of answering after it (Anthropic's prefill): a failover chain then
+    sends a cut answer as that turn to have it continued
+    (:mod:`streamflow.core.continuation`); an endpoint may say otherwise for its server.
     """
 
     name: str
@@ -190,6 +193,7 @@ never written by ``build`` but redacted wherever a URL is shown; ``headers`` are
     client_models_path: str | None = None
     models_body: Callable[[list[ModelInfo]], JSONDict] | None = None
     conversation: str = "messages"
+    prefill: bool = False
 
     def __post_init__(self) -> None:
         if self.parse is not None and not isinstance(self.parse, _RequestReader):

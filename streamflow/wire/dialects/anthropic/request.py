@@ -186,6 +186,6 @@ REQUEST = RequestSide(
                      "parallel_tool_calls", "thinking", "top_k", "user",
                      "response_format"}),
     models_path=_models.MODELS_PATH, read_models=_models.read_models,
-    client_models_path="/v1/models", models_body=_models.models_body)
+    client_models_path="/v1/models", models_body=_models.models_body, prefill=True)
 """The request side of the Anthropic Messages API (see
 :mod:`streamflow.wire.dialects.request_base`)."""

@@ -53,6 +53,7 @@ from .wire.encoding import encode
 
 if TYPE_CHECKING:  # loaded lazily at run time (see _LAZY below); typed for mypy and editors
     from .app.agent import Agent, AgentEvent, AgentResult, AgentStream
+    from .app.failover import Breaker, Endpoint, Failover
     from .app.models import from_model
     from .app.runtime import run, run_sync
     from .app.streaming import Stream, SyncStream, stream, stream_sync
@@ -75,10 +76,13 @@ __all__ = [
     "AgentResult",
     "AgentStream",
     "Assembler",
+    "Breaker",
     "CancelledStreamError",
     "ContentItem",
     "DialectDetectionError",
     "EmbeddingItem",
+    "Endpoint",
+    "Failover",
     "FramingError",
     "HTTPStatusError",
     "IncompleteStreamError",
@@ -144,6 +148,9 @@ _LAZY: dict[str, str] = {
     "AgentResult": "streamflow.app.agent",
     "AgentStream": "streamflow.app.agent",
     "ToolRegistry": "streamflow.app.tools",
+    "Failover": "streamflow.app.failover",
+    "Endpoint": "streamflow.app.failover",
+    "Breaker": "streamflow.app.failover",
     "from_model": "streamflow.app.models",
     "ToolDispatchSink": "streamflow.app.tools.dispatch",
     "RenderSink": "streamflow.reactive.sinks.render",

@@ -5,7 +5,7 @@ a failover chain (:mod:`streamflow.app.failover`) asks again, of the same endpoi
 the next one and in any dialect, with the partial answer as the assistant's prefix,
 and splices what comes back into the same stream. :class:`Continuation` is that
 splice: fed each attempt's UniEvents (:meth:`~Continuation.feed`), it emits the
-answer's, which keep seed 001's grammar -- one stop, never a second, groups that never
+answer's, which keep the UniEvent grammar -- one stop, never a second, groups that never
 interleave -- so every consumer reads one answer.
 
 At a cut (:meth:`Continuation.cut`):

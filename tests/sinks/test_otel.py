@@ -81,6 +81,10 @@ def test_completed_stream_span(exporter: InMemorySpanExporter, provider: TracerP
         sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: 5,
         sc.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: 8,
         sc.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK: attrs(span)[sc.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK],
+        sc.STREAMFLOW_INTER_CHUNK_P50: attrs(span)[sc.STREAMFLOW_INTER_CHUNK_P50],
+        sc.STREAMFLOW_INTER_CHUNK_P99: attrs(span)[sc.STREAMFLOW_INTER_CHUNK_P99],
+        sc.STREAMFLOW_ATTEMPTS: 1,
+        sc.STREAMFLOW_STALLS: 0,
         sc.STREAMFLOW_COST: 0.002,
     }
     assert span.end_time is not None and span.start_time is not None

@@ -119,11 +119,11 @@ def test_the_test_stream_is_what_a_continuation_emits(whole_call_first: bool) ->
     out: list[Any] = []
     splice = Continuation(ChatRequest(turns=[Turn.user("Weather in Paris?")]), out.append,
                           clock=lambda: 0.0)
-    splice.begin("primary", "anthropic", 0.0, _Reading(first_em))
+    splice.begin("primary", "anthropic", _Reading(first_em))
     for event in first_em.drain():
         splice.feed(event)
     splice.cut(ERROR, None, attempt=2, delay=0.0, endpoint="backup")
-    splice.begin("backup", "openai-chat", 0.0, _Reading(second_em))
+    splice.begin("backup", "openai-chat", _Reading(second_em))
     splice.next_request(prefill=True)
     for event in second_attempt(whole_call_first=whole_call_first):
         second_em.assembler.feed(event)  # what the decoder would have assembled
@@ -198,11 +198,6 @@ async def test_a_failing_plain_sink_is_named_in_the_sink_error() -> None:
     assert names(caught.value.partial) == ["get_weather"]  # type: ignore[arg-type]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core/continuation.py Holdback.on_next drops the notice's `discard` held events itself, "
-    "then forwards the notice unchanged (discard=2, groups=1) to a sink that never got "
-    "them: a sink following StreamRestart's contract (drop the last `discard` items, as "
-    "docs/FAULTS.md tells for on_error retry) drops the kept text instead"))
 async def test_a_sink_that_applies_the_notices_discard_keeps_the_answer() -> None:
     kept: list[Any] = []
 

@@ -162,8 +162,7 @@ class Continuation:
                 "stalls": self.stalls}
 
     # -- attempts --------------------------------------------------------------
-    def begin(self, endpoint: str, dialect: str, delay: float = 0.0,
-              reading: Any = None) -> None:
+    def begin(self, endpoint: str, dialect: str, reading: Any, delay: float = 0.0) -> None:
         """An attempt starts at ``endpoint`` (its name), in ``dialect``, after ``delay`` s;
         ``reading`` is what assembles its events (its decoder: anything with a
         ``partial`` message), read as the answer's while no cut happened."""
@@ -419,7 +418,8 @@ class Holdback:
     call of the answer). Text after the first passes at once. A continuation's notice
     drops the held events it names; the stop, an error or the end flush the rest first,
     so the observer sees at the end what it would have seen without the hold. Every
-    item, notices included, goes on to ``target`` in order.
+    item, notices included, goes on to ``target`` in order (a continuation's notice as
+    dropping nothing: what it drops never reached the target).
     """
 
     __slots__ = ("target", "sink", "_held", "_calls", "_text")
@@ -435,10 +435,11 @@ class Holdback:
     def on_next(self, value: Any) -> None:
         """One item of the stream (see the class doc)."""
         if type(value) is not UniEvent:
-            if isinstance(value, StreamRestart) and not value.whole and value.discard:
+            if isinstance(value, StreamRestart) and not value.whole:
                 held = self._held
                 del held[max(0, len(held) - value.discard):]
                 self._calls = any(_kind(e.content_items[0]) == "tool_call" for e in held)
+                value = replace(value, discard=0, groups=0)  # the target got none of them
             self.target.on_next(value)
             return
         if value.event_type == "stop":

@@ -22,13 +22,14 @@ fragments as they were delivered (one gap spanning a failover included);
 ``stalls`` counts the attempts that ended by a timeout (first chunk or idle).
 :attr:`Message.delivery <streamflow.core.message.Message.delivery>` reads it back.
 
-:class:`Cadence` keeps the figures in bounded memory (a sample of at most
-:data:`MAX_GAPS` gaps, thinned evenly when full), the one definition the failover
-chain and :class:`~streamflow.reactive.sinks.stats.StreamStats` share.
+:class:`Cadence` keeps the figures in bounded memory (a uniform sample of at most
+:data:`MAX_GAPS` gaps), the one definition the failover chain and
+:class:`~streamflow.reactive.sinks.stats.StreamStats` share.
 """
 
 from __future__ import annotations
 
+import random
 from typing import Any, Final
 
 from .events import JSONDict
@@ -38,7 +39,7 @@ __all__ = ["DELIVERY", "MAX_GAPS", "Cadence", "quantile"]
 DELIVERY: Final = "delivery"
 """The key of the stop event's ``provider`` holding how the answer was delivered."""
 MAX_GAPS: Final = 4096
-"""The gaps a :class:`Cadence` keeps at most (then every other one, and so on)."""
+"""The gaps a :class:`Cadence` keeps at most (then a uniform sample of them all)."""
 
 
 def quantile(values: list[float], q: float) -> float | None:
@@ -54,20 +55,21 @@ class Cadence:
     """When content arrived: :meth:`content` once per content fragment, with the time.
 
     ``started`` is the time the answer was asked for (the clock is the caller's: the
-    same for both). Memory is bounded: past :data:`MAX_GAPS` gaps the sample is halved
-    and only every other later gap is kept (then every fourth...), an even thinning
-    that keeps the distribution.
+    same for both). Memory is bounded: past :data:`MAX_GAPS` gaps the sample is a
+    uniform random one of all the gaps so far (reservoir sampling, seeded: the same
+    stream gives the same figures), so a stall that comes back every so often keeps
+    its share of the sample.
     """
 
-    __slots__ = ("started", "first", "last", "gaps", "_stride", "_skip")
+    __slots__ = ("started", "first", "last", "gaps", "_seen", "_random")
 
     def __init__(self, started: float) -> None:
         self.started = started
         self.first: float | None = None
         self.last: float | None = None
         self.gaps: list[float] = []
-        self._stride = 1
-        self._skip = 0
+        self._seen = 0  # gaps seen, sampled or not
+        self._random: random.Random | None = None
 
     def content(self, now: float) -> None:
         """A content fragment arrived at ``now``."""
@@ -76,16 +78,16 @@ class Cadence:
         if last is None:
             self.first = now
             return
-        if self._stride > 1:
-            self._skip += 1
-            if self._skip < self._stride:
-                return
-            self._skip = 0
+        self._seen += 1
         gaps = self.gaps
-        gaps.append(now - last)
-        if len(gaps) >= MAX_GAPS:
-            del gaps[1::2]
-            self._stride *= 2
+        if len(gaps) < MAX_GAPS:
+            gaps.append(now - last)
+            return
+        if self._random is None:
+            self._random = random.Random(MAX_GAPS)
+        slot = self._random.randrange(self._seen)
+        if slot < MAX_GAPS:
+            gaps[slot] = now - last
 
     @property
     def ttft_s(self) -> float | None:

@@ -2,7 +2,9 @@
 
 :func:`read_recording` turns a file (or lines) into a :class:`Recording`: the header,
 the timed chunks, the timed events and the end line. A ``restart`` line drops what
-came before it, so a recording of a retried request reads as its last attempt.
+came before it, so a recording of a retried request reads as its last attempt; a
+continuation's (with ``groups``) drops only the events it names, so a continued answer
+reads as the answer.
 """
 
 from __future__ import annotations
@@ -108,9 +110,16 @@ def _parse(lines: Iterable[str]) -> Recording:
             elif "end" in obj:
                 recording.end = obj
             elif "restart" in obj:
-                recording.chunks.clear()
-                recording.events.clear()
                 recording.attempts = int(obj["restart"])
+                if obj.get("groups") is None:  # a retry: the attempt starts over
+                    recording.chunks.clear()
+                    recording.events.clear()
+                else:  # a continuation: only the events it dropped go
+                    discard = int(obj.get("discard") or 0)
+                    if not 0 <= discard <= len(recording.events):
+                        raise ValueError(f"a continuation drops {discard} events of "
+                                         f"{len(recording.events)}")
+                    del recording.events[len(recording.events) - discard:]
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"recording line {number}: {exc}") from None
     if recording is None:

@@ -64,10 +64,6 @@ def test_a_tapped_recorder_still_writes_a_continuations_line(tmp_path: Path) -> 
     assert [(r["restart"], r.get("endpoint")) for r in restarts] == [(3, "third")]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core/recording.py _parse clears every chunk and event on any restart line; a "
-    "continuation's line (groups/discard set) keeps what came before but for its last "
-    "`discard` events, so the recording reads back without the answer's first text"))
 @pytest.mark.anyio
 async def test_a_continued_answer_reads_back_as_the_answer(tmp_path: Path) -> None:
     path = tmp_path / "readback.sfrec.jsonl"

@@ -135,10 +135,6 @@ def test_on_a_terminal_a_dropped_call_shows_cut_then_the_note_then_the_call_whol
     assert lines[-1].startswith("primary-model") and lines[-1].endswith("tool_call")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "render.py RenderSink.on_restart closes the dropped call with _close_group(cut=True), "
-    "but _render_groups.py:125 marks a tool line '(incomplete)' only when stats.done: mid-"
-    "stream the cut call reads as a finished call with {\"city\": \"Pa\"}"))
 def test_on_a_terminal_the_dropped_call_is_marked_incomplete() -> None:
     lines = on_terminal(continued_call())
     assert '⚙ get_weather {"city": "Pa"}  (incomplete)' in lines

@@ -95,11 +95,6 @@ def test_a_long_stream_keeps_its_quantiles_in_bounded_memory() -> None:
     assert stats.gap_s(0.99) == pytest.approx(1.0)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core/delivery.py Cadence.content thins by a fixed power-of-two stride (del gaps[1::2], "
-    "then every 2nd/4th/8th gap): a stall that recurs every 32 chunks falls between the "
-    "kept gaps in half the phases and vanishes from the sample, so p99 reads 10 ms while "
-    "3 % of the gaps were 1 s stalls"))
 def test_a_periodic_stall_in_a_long_stream_shows_in_p99() -> None:
     clock = Clock()
     stats = StreamStats(clock=clock)
@@ -218,10 +213,6 @@ def test_a_continuation_that_drops_a_call_keeps_the_text_before_it() -> None:
     assert stats.finish_reason == "tool_call" and stats.output_tokens == 12
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "StreamStats.restart keeps every count on a continuation, also those of the groups it "
-    "drops: a whole tool call the continuation took back and the next attempt gave again "
-    "is counted twice in items/tools (the log's `tools=lookup,lookup,get_weather`)"))
 def test_the_calls_a_continuation_drops_and_gets_again_are_counted_once() -> None:
     stats = StreamStats(clock=Clock())
     items = continued_call(whole_call_first=True)

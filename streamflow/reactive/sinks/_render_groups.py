@@ -122,7 +122,8 @@ class GroupDrawer:
             name, buf = self._tool
             self._tool = None
             if not self.plain:
-                line = tool_line(name, buf.snapshot(), final=False, incomplete=self.stats.done)
+                line = tool_line(name, buf.snapshot(), final=False,
+                                 incomplete=cut or self.stats.done)
                 self._print(line, gap=True)
         self._san = self._new_sanitizer()
 

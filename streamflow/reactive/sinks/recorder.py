@@ -20,6 +20,10 @@ File format (``.sfrec.jsonl``; JSON Lines, ASCII, one object per line)::
 * ``{"t", "event"}``: one UniEvent in its JSON form (:meth:`UniEvent.to_dict`).
 * ``{"t", "restart": n}``: attempt ``n`` (2, 3...) of the request starts over (a
   retry re-opened the source); readers drop the chunks and events before it.
+  ``{"t", "restart": n, "groups": k, "discard": d, "endpoint": name}``: a failover
+  chain continues the answer at attempt ``n`` (at ``endpoint``); readers drop only the
+  last ``d`` events (the ``k`` groups it dropped) and keep the rest. Such a recording
+  has no chunks (its source gives events).
 * ``{"t", "end"}``: the last line, ``"completed"``, ``"cancelled"`` or ``"error"``;
   ``"error"`` adds ``"error": {"type", "message", ...}``, ``"cancelled"`` a
   ``"reason"``. A file without it was cut. ``"completed"`` means the stop event was

@@ -33,6 +33,8 @@ class StreamStats:
     ``model`` prefers the model the provider reported over ``request_model``.
     """
 
+    _group_open: bool  # the last content group seen is still open
+
     def __init__(self, *, dialect: str | None = None, request_model: str | None = None,
                  clock: Clock = time.monotonic) -> None:
         self.dialect = dialect
@@ -60,6 +62,15 @@ class StreamStats:
             self.stalls += 1
         if notice is None or notice.whole:
             self._forget()
+            return
+        for _ in range(min(notice.groups or 0, len(self._groups))):  # dropped: not counted
+            kind = self._groups.pop()
+            if self._group_open:
+                self._group_open = False
+                continue
+            self.items[kind] -= 1
+            if kind == "tool_call" and self.tool_names:
+                self.tool_names.pop()
 
     @property
     def first_token_at(self) -> float | None:
@@ -76,6 +87,8 @@ class StreamStats:
         self.fragments: dict[str, int] = {}
         self.items: dict[str, int] = {}
         self.tool_names: list[str] = []
+        self._groups: list[str] = []  # each content group's kind, in order
+        self._group_open = False
 
     @property
     def model(self) -> str | None:
@@ -113,7 +126,11 @@ class StreamStats:
                 self.items[kind] = self.items.get(kind, 0) + 1
                 if kind == "tool_call":
                     self.tool_names.append(str(getattr(item, "name", "")))
+                self._group_open = False
             else:
+                if not self._group_open:
+                    self._group_open = True
+                    self._groups.append(kind)
                 self.fragments[kind] = self.fragments.get(kind, 0) + 1
                 self.cadence.content(self.clock())
 

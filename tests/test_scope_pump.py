@@ -16,11 +16,12 @@ import pytest
 from anyio.abc import SocketStream
 
 import streamflow
-from streamflow import Limits, StreamTimeoutError, TransportError
+from streamflow import Endpoint, Failover, Limits, StreamTimeoutError, TransportError
 from streamflow.app.providers import HTTPRequest
+from streamflow.core.requests import ChatRequest
 from streamflow.reactive._chunk_reader import ChunkReader
 from streamflow.reactive.sources import from_httpx
-from streamflow.servers.gateway._upstream import Upstream
+from streamflow.servers.gateway._upstream import Relayed, Upstream
 from tests.sources.test_http_timeouts import hostile
 
 pytestmark = pytest.mark.anyio
@@ -61,11 +62,14 @@ async def via_run(url: str, limits: Limits) -> BaseException:
 async def via_upstream(url: str, limits: Limits) -> BaseException:
     upstream = Upstream(url + "/v1/messages", "anthropic", limits=limits)
     request = HTTPRequest(url + "/v1/messages", {}, {})
+    chain = Failover([Endpoint("anthropic", lambda chat: request, send=upstream.send,
+                               limits=limits)])
+    relayed = Relayed(chain, ChatRequest(), ())  # the gateway's answer: its driven run
     try:
         with pytest.raises(streamflow.StreamflowError) as caught:
-            async with upstream.open(request) as opened:
-                await opened.message(opened.run())  # the driven run's outcome, raised
+            await relayed.message()  # the driven run's outcome, raised
     finally:
+        await relayed.aclose()
         await upstream.aclose()
     return caught.value
 

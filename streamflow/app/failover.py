@@ -44,6 +44,7 @@ chunk).
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -210,7 +211,10 @@ class Failover:
     ``tries`` is the attempts one endpoint gets before the next (``max_attempts`` the
     attempts in all, default ``tries`` times the endpoints); ``backoff(n)`` the wait
     before an endpoint's try ``n + 1`` (raised to the server's ``Retry-After``), and a
-    wait over ``max_delay`` is not waited: the next endpoint is tried instead.
+    wait over ``max_delay`` is not waited: the next endpoint is tried instead. In a
+    chain of two or more, an endpoint whose circuit is open is passed over; when every
+    one is, the answer fails at once (``HTTPStatusError`` 503, ``retry_after`` the
+    soonest free): a chain of one always tries its endpoint.
     ``first_chunk_timeout`` / ``stall_timeout`` (seconds) bound the wait for the first
     chunk and between chunks (the endpoint's limits otherwise). ``breaker`` keeps each
     endpoint's circuit (default ``Breaker()``; share one between chains that share
@@ -234,6 +238,7 @@ class Failover:
             raise ValueError("tries must be at least 1")
         self.endpoints = [Endpoint.of(e) for e in endpoints]
         self.tries = tries
+        self._max_given = max_attempts is not None
         self.max_attempts = max_attempts or tries * len(self.endpoints)
         self.backoff = backoff or exponential_backoff()
         self.max_delay = max_delay
@@ -246,6 +251,23 @@ class Failover:
         self.send = send
         self.sleep = sleep or anyio.sleep
         self.clock = clock
+
+    @property
+    def can_continue(self) -> bool:
+        """Whether an answer may go on after a failure (more than one attempt, and
+        ``continue_after_output``): its consumers that cannot take back what they got are
+        then given it through a Holdback."""
+        return self.continue_after_output and self.max_attempts > 1
+
+    def bound(self, endpoints: Sequence[Endpoint]) -> Failover:
+        """This chain with ``endpoints`` in place of its own (the gateway's per-request
+        endpoints: each writes its request with the client's headers), sharing its
+        settings and its breaker (endpoints of one name share a circuit)."""
+        chain = copy.copy(self)
+        chain.endpoints = list(endpoints)
+        if not self._max_given:
+            chain.max_attempts = self.tries * len(chain.endpoints)
+        return chain
 
     @property
     def primary(self) -> Endpoint:
@@ -279,23 +301,20 @@ class Failover:
             changes["first_chunk_timeout"] = self.first_chunk_timeout
         return replace(limits, **changes) if changes else limits
 
-    def _pick(self, start: int) -> tuple[int, float] | None:
-        """The first endpoint from ``start`` on whose circuit lets it be tried now, else
-        the one free soonest within ``max_delay``: ``(index, wait)``; ``None``: none."""
-        waits = [(self.breaker.wait(e.name), i) for i, e in enumerate(self.endpoints)
-                 if i >= start]
-        for wait, index in waits:
-            if wait == 0:
-                return index, 0.0
-        if not waits:
-            return None
-        wait, index = min(waits)
-        return (index, wait) if wait <= self.max_delay else None
+    def _pick(self, start: int) -> int | None:
+        """The first endpoint from ``start`` on whose circuit lets it be tried now (in a
+        chain of one, the endpoint: there is nowhere else to go)."""
+        if len(self.endpoints) == 1:
+            return 0 if start == 0 else None
+        for index in range(start, len(self.endpoints)):
+            if self.breaker.wait(self.endpoints[index].name) == 0:
+                return index
+        return None
 
-    def first(self) -> tuple[int, float]:
-        """The endpoint of an answer's first attempt and the wait before it; when every
-        circuit is open for longer than ``max_delay``, ``HTTPStatusError(503)`` with the
-        soonest one's ``retry_after``."""
+    def first(self) -> int:
+        """The endpoint of an answer's first attempt: the first whose circuit is closed;
+        none -- every endpoint failed lately -- fails fast: ``HTTPStatusError(503)``
+        with the soonest one's ``retry_after``."""
         picked = self._pick(0)
         if picked is not None:
             return picked
@@ -313,27 +332,28 @@ class Failover:
         if kind is None:
             return None
         endpoint = self.endpoints[index]
-        self.breaker.failed(endpoint.name, getattr(error, "retry_after", None))
+        retry_after = getattr(error, "retry_after", None)
+        if len(self.endpoints) > 1:  # a circuit matters where there is another way
+            self.breaker.failed(endpoint.name, retry_after)
         if attempts >= self.max_attempts or (has_output and not self.continue_after_output):
             return None
         if kind == "retry" and tries < self.tries:
-            wait = max(self.backoff(tries), self.breaker.wait(endpoint.name))
+            wait = max(self.backoff(tries), float(retry_after or 0.0))
             if wait <= self.max_delay:
                 return index, tries + 1, wait
         picked = self._pick(index + 1)
-        if picked is None:
-            return None
-        return picked[0], 1, picked[1]
+        return None if picked is None else (picked, 1, 0.0)
 
-    async def relay(self, splice: Continuation, send: SendFn,
+    async def relay(self, splice: Continuation, send: SendFn | None = None,
                     sent: Callable[[frozenset[str]], None] | None = None) -> AsyncIterator[None]:
         """Drive one answer through the chain in this task: each attempt's request sent
-        with ``send``, read by THE chunk reader, decoded by THE decode loop into
-        ``splice`` (which emits the answer); yields after each chunk. Ends after the
-        stop event; raises the failure the chain does not go past, with the answer's
-        partial. ``sent`` is told each attempt's credential values (for scrubbing)."""
+        with its endpoint's ``send`` (else ``send``), read by THE chunk reader, decoded by
+        THE decode loop into ``splice`` (which emits the answer); yields after each
+        chunk. Ends after the stop event; raises the failure the chain does not go
+        past, with the answer's partial. ``sent`` is told the credential values the
+        attempts sent so far (for scrubbing)."""
         try:
-            index, wait = self.first()
+            index, wait = self.first(), 0.0
         except HTTPStatusError as exc:
             raise exc.attach(splice.partial) from None
         tries, attempts = 1, 1
@@ -344,7 +364,7 @@ class Failover:
                 await self.sleep(wait)
             limits = self.limits_for(endpoint)
             decoder = StreamDecoder(endpoint.stream_dialect, limits=limits, emit=splice.feed)
-            splice.begin(endpoint.name, endpoint.dialect, wait, decoder)
+            splice.begin(endpoint.name, endpoint.dialect, decoder, wait)
             error: StreamflowError | None = None
             try:
                 request = endpoint.build(splice.next_request(endpoint.prefills()))
@@ -353,7 +373,11 @@ class Failover:
                     secrets |= found
                     if sent is not None:
                         sent(secrets)
-                source = (endpoint.send or send)(request)
+                sender = endpoint.send or send
+                if sender is None:
+                    raise TypeError(f"endpoint {endpoint.name!r} has no way to send: give "
+                                    "the chain or the endpoint a send function")
+                source = sender(request)
                 reader = ChunkReader(limits, source.map_error)
                 try:
                     async with AsyncExitStack() as stack:
@@ -397,7 +421,12 @@ class FailoverSource(Observable[Any]):
     one); ``secrets`` the credential values its attempts sent.
     """
 
-    continues = True
+    gives_events = True  # a run decodes nothing: the relay does, attempt by attempt
+
+    @property
+    def continues(self) -> bool:
+        """Whether the answer may be continued after a failure (:attr:`Failover.can_continue`)."""
+        return self.failover.can_continue
 
     def __init__(self, failover: Failover, request: ChatRequest,
                  send: SendFn | None = None) -> None:
@@ -422,7 +451,8 @@ class FailoverSource(Observable[Any]):
         return owner.spawn(lambda cancel: self._pump(splice, observer, cancel, owner),
                            "streamflow-pump:FailoverSource")
 
-    def _told(self, secrets: frozenset[str]) -> None:
+    def note_secrets(self, secrets: frozenset[str]) -> None:
+        """The credential values the answer's attempts sent so far (a relay tells them)."""
         self.secrets = secrets
 
     async def _pump(self, splice: Continuation, observer: abc.ObserverBase[Any],
@@ -430,7 +460,7 @@ class FailoverSource(Observable[Any]):
         error: Exception | None = None
         try:
             async with self._sender() as send:
-                relay = self.failover.relay(splice, send, self._told)
+                relay = self.failover.relay(splice, send, self.note_secrets)
                 try:
                     async for _ in relay:
                         if cancel.cancel_called:

@@ -157,17 +157,27 @@ class Run:
         front: Observable[Any] = Observable(subscriber(source, setup))
         return front.pipe(*self.transforms) if self.transforms else front
 
-    def driven(self) -> abc.ObserverBase[bytes]:
+    @property
+    def events(self) -> bool:
+        """Whether the source gives UniEvents, not bytes (a failover chain's)."""
+        return bool(getattr(self.source, "gives_events", False))
+
+    def driven(self) -> abc.ObserverBase[Any]:
         """The run fed from its caller's own task: a pull loop that pushes (the gateway
         reads a chunk, feeds it here, writes what its sinks made of it, then reads the
         next). The observer a byte source's subscription pushes to -- ``on_next(chunk)``,
         ``on_error``, ``on_completed``, behind the same stop flag -- wired to the run's
-        decoder and fan-out exactly as :meth:`start` wires them; the outcome is
-        :meth:`settle`. Sync sinks only (an AsyncSink's feeder needs a scope: ``TypeError``)."""
+        decoder and fan-out exactly as :meth:`start` wires them; for a source of
+        UniEvents (:attr:`events`: the gateway's failover relay) the fan-out itself, the
+        caller decoding. The outcome is :meth:`settle`. Sync sinks only (an AsyncSink's
+        feeder needs a scope: ``TypeError``)."""
         if self.fan.feeders:
             raise TypeError("a driven run takes sync sinks only (an AsyncSink needs run())")
-        decoder = self.make_decoder(self.dialect, self.framing, self.limits, self.options)
         fan = cast(abc.ObserverBase[Any], self.fan)
+        if self.events:  # the caller decodes (a failover chain's relay emits UniEvents)
+            return cast(abc.ObserverBase[Any], guarded((fan.on_next, fan.on_error,
+                                                        fan.on_completed)))
+        decoder = self.make_decoder(self.dialect, self.framing, self.limits, self.options)
         return cast(abc.ObserverBase[bytes], guarded(decoder_handlers(decoder, fan)))
 
     # -- lifecycle -----------------------------------------------------------

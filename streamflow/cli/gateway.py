@@ -13,7 +13,12 @@ SDKs take it: OpenAI's ends in ``/v1``). Without ``--api-key-env`` the client's 
 key is forwarded. A client option the upstream's dialect cannot carry is refused
 with a 400 naming it; ``--drop-unsupported`` drops such options instead (one INFO
 line per option, shown at the default ``--log-level info``).
-``--carry-key-env`` names the variable holding the key that signs replay-state
+``--fallback URL --fallback-dialect D`` (repeatable; ``--fallback-key-env``,
+``--fallback-model`` by position) adds upstreams an answer goes on at when the ones
+before fail -- before the first byte, or mid-answer, continued where it stopped
+(:mod:`streamflow.app.failover`); ``--tries``, ``--first-chunk-timeout`` and
+``--stall-timeout`` say when. ``--carry-key-env`` names the variable holding the key
+that signs replay-state
 tokens (give every instance behind one address the same key; without it a random
 per-process key is used, with a warning). The request limits (``--max-body-bytes``,
 ``--max-json-depth``...) and the server's timeouts and caps (``--header-timeout``,
@@ -70,6 +75,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="environment variable holding the upstream's API key "
                              "(default: forward the client's key)")
     parser.add_argument("--model", help="use this upstream model whatever the client asks for")
+    chain = parser.add_argument_group(
+        "failover (an answer goes on at a fallback when the upstream fails, even mid-answer)")
+    chain.add_argument("--fallback", action="append", default=[], metavar="URL",
+                       help="a fallback upstream's base URL, tried after the upstream (and "
+                            "the fallbacks before it); repeatable, each with its "
+                            "--fallback-dialect")
+    chain.add_argument("--fallback-dialect", action="append", default=[],
+                       choices=sorted(request_names()),
+                       help="the dialect of the --fallback of the same position")
+    chain.add_argument("--fallback-key-env", action="append", default=[], metavar="VAR",
+                       help="the variable holding the API key of the --fallback of the same "
+                            "position ('-': forward the client's key, the default)")
+    chain.add_argument("--fallback-model", action="append", default=[], metavar="MODEL",
+                       help="the model the --fallback of the same position is asked for "
+                            "('-': the client's)")
+    chain.add_argument("--tries", type=_workers, default=1, metavar="N",
+                       help="attempts each upstream gets before the next (default: 1)")
+    chain.add_argument("--first-chunk-timeout", type=float, metavar="S",
+                       help="seconds an upstream has to send its first chunk (then the "
+                            "next is tried)")
+    chain.add_argument("--stall-timeout", type=float, metavar="S",
+                       help="seconds without a chunk before an upstream counts as stalled "
+                            "(default: the idle timeout, 600)")
     parser.add_argument("--drop-unsupported", action="store_true",
                         help="drop client options the upstream cannot carry "
                              "(default: refuse the request with a 400 naming them)")
@@ -125,6 +153,32 @@ def _log_config(level: str) -> dict[str, Any]:
     return config
 
 
+def _fallbacks(args: argparse.Namespace) -> list[Any]:
+    """The ``--fallback`` upstreams, each with the options of its position (``ValueError``:
+    a dialect missing, an option for no fallback, a key variable not set)."""
+    from ..servers.gateway import Upstream
+
+    urls, dialects = args.fallback, args.fallback_dialect
+    if len(dialects) != len(urls):
+        raise ValueError(f"{len(urls)} --fallback but {len(dialects)} --fallback-dialect: "
+                         "give each fallback its dialect")
+    for flag, values in (("--fallback-key-env", args.fallback_key_env),
+                         ("--fallback-model", args.fallback_model)):
+        if len(values) > len(urls):
+            raise ValueError(f"more {flag} than --fallback")
+    out = []
+    for i, (url, dialect) in enumerate(zip(urls, dialects, strict=True)):
+        variable = args.fallback_key_env[i] if i < len(args.fallback_key_env) else "-"
+        key = None
+        if variable != "-":
+            key = os.environ.get(variable)
+            if not key:
+                raise ValueError(f"${variable} is not set")
+        model = args.fallback_model[i] if i < len(args.fallback_model) else "-"
+        out.append(Upstream(url, dialect, api_key=key, model=None if model == "-" else model))
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
     import uvicorn  # a missing extra is reported by the command line (cli.main)
@@ -157,9 +211,21 @@ def run(args: argparse.Namespace) -> int:
     if args.workers > 1 and args.listen_fd is None:
         from ._workers import supervise
         return supervise(args._argv, host, port, args.workers, args.carry_key_env)
-    app = create_app(args.upstream, args.upstream_dialect, api_key=api_key, model=args.model,
-                     drop_unsupported=args.drop_unsupported, request_limits=request_limits,
-                     carry_key=carry_key)
+    try:
+        fallbacks = _fallbacks(args)
+    except ValueError as exc:
+        print(f"streamflow gateway: {exc}", file=sys.stderr)
+        return 2
+    from ..app.failover import Failover
+    from ..servers.gateway import Upstream
+
+    upstream = Upstream(args.upstream, args.upstream_dialect, api_key=api_key, model=args.model)
+    failover = Failover([u.endpoint({}) for u in (upstream, *fallbacks)], tries=args.tries,
+                        first_chunk_timeout=args.first_chunk_timeout,
+                        stall_timeout=args.stall_timeout)
+    app = create_app(upstream, drop_unsupported=args.drop_unsupported,
+                     request_limits=request_limits, carry_key=carry_key, fallbacks=fallbacks,
+                     failover=failover)
     if args.listen_fd is not None:  # a worker of --workers: serve the parent's socket
         from ._workers import die_with_parent
         die_with_parent()

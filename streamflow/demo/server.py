@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..servers.replay import ReplayServer, Route
+from ..servers.replay import Hit, ReplayServer, Route
 from . import recording
 
 __all__ = ["DEMO_PATHS", "DemoServer", "check_turn2", "demo_delays", "event_chunks"]
@@ -130,13 +130,13 @@ class DemoServer(ReplayServer):
         """The base URL a provider's request builder should use."""
         return self.url if self.dialect == "anthropic" else self.url + "/v1"
 
-    def route_for(self, path: str) -> Route:
+    def route_for(self, path: str, hit: Hit | None = None) -> Route:
         """Turn 1, turn 2 or a 400, from the body of the request being answered."""
-        route = super().route_for(path)
-        if path.split("?", 1)[0] != self.path or not self.hits:
+        route = super().route_for(path, hit)
+        if path.split("?", 1)[0] != self.path or hit is None:
             return route
         try:
-            body = self.hits[-1].json()  # the request being answered was appended last
+            body = hit.json()
         except ValueError:
             return _error(self.dialect, 400, "the request body is not JSON")
         if not isinstance(body, dict) or body.get("stream") is not True:

@@ -34,8 +34,8 @@ never mix.
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -48,11 +48,11 @@ from starlette.routing import Route
 from starlette.types import Message as Message_
 from starlette.types import Receive, Scope, Send
 
+from ...app.failover import Failover
 from ...app.providers import HTTPRequest
 from ...core.errors import RequestError, StreamflowError
 from ...core.events import UniEvent
 from ...core.limits import DEFAULT_LIMITS, Limits
-from ...core.message import Message
 from ...core.requests import ChatRequest
 from ...wire.dialects import REQUESTS, get_encoder, get_request
 from ...wire.dialects.encoder import BodyWriter
@@ -61,7 +61,7 @@ from ._carry import Carrier, process_key, restore
 from ._envelopes import error_response
 from ._models import ModelsRoute, models_routes
 from ._response import EventStreamResponse
-from ._upstream import Opened, Upstream
+from ._upstream import Relayed, Upstream
 from .limits import (
     DEFAULT_GATEWAY_LIMITS,
     ClientDisconnected,
@@ -88,7 +88,8 @@ def client_routes() -> dict[str, str]:
 
 
 class Gateway:
-    """The request handlers over one :class:`Upstream` (``create_app`` wraps them in an app).
+    """The request handlers over one :class:`Upstream` and its ``fallbacks``
+    (``create_app`` wraps them in an app).
 
     ``drop_unsupported`` drops the client options the upstream cannot carry instead
     of refusing the request (see the module doc); ``limits`` bound each client
@@ -96,18 +97,27 @@ class Gateway:
     signs replay-state tokens (``gateway._carry``; default: a random
     per-process key, with a logged warning); ``sinks()`` gives each answer's own sinks
     (sync sinks: a ``LogSink``, an ``OtelSink``...), fed the upstream's events as the run
-    core feeds any run's, beside the client's body.
+    core feeds any run's, beside the client's body. ``failover`` is the chain every
+    answer goes through -- its settings and its breaker; its endpoints are the upstream
+    and the fallbacks, written per request -- default: one attempt at the upstream alone.
     """
 
     def __init__(self, upstream: Upstream, *, drop_unsupported: bool = False,
                  limits: GatewayLimits = DEFAULT_GATEWAY_LIMITS,
                  carry_key: bytes | None = None,
-                 sinks: Callable[[], Iterable[Any]] | None = None) -> None:
+                 sinks: Callable[[], Iterable[Any]] | None = None,
+                 fallbacks: Sequence[Upstream] = (),
+                 failover: Failover | None = None) -> None:
         self.upstream = upstream
+        self.fallbacks = list(fallbacks)
         self.drop_unsupported = drop_unsupported
         self.limits = limits
         self.carry_key = carry_key or process_key()
         self.sinks = sinks
+        every = [upstream, *self.fallbacks]
+        self.failover = (failover or Failover([u.endpoint({}) for u in every], tries=1)
+                         ).bound([u.endpoint({}) for u in every])
+        self.stream_dialects = {get_request(u.dialect).stream_dialect for u in every}
 
 
     def handler(self, dialect: str) -> ClientRoute:
@@ -161,8 +171,8 @@ class Gateway:
     async def answer(self, raw: bytes, headers: Headers, dialect: str) -> Response:
         """The response to one client request whose body was read (see the module doc)."""
         side = get_request(dialect)
-        upstream = get_request(self.upstream.dialect)
-        same = side.stream_dialect == upstream.stream_dialect
+        # one dialect end to end: the client's own body goes upstream, nothing is packed
+        same = self.stream_dialects == {side.stream_dialect}
         try:
             body = await parse_body(raw, self.limits)
             assert side.parse is not None  # client routes are formats with a parser
@@ -173,34 +183,58 @@ class Gateway:
             self.check(chat)
             if not same:
                 restore(chat, self.carry_key)
-            upstream_request = self.upstream.request(chat, headers)
+            primary = self.upstream.request(chat, headers)
+            chain = self.chain(chat, headers, _passthrough(primary, body, chat.model)
+                               if same else primary)
         except (ValueError, StreamflowError) as exc:
             # whatever refused the request before it went upstream is the client's fault
             error = exc if isinstance(exc, RequestError) else RequestError(
                 exc.message if isinstance(exc, StreamflowError) else
                 f"request body is not JSON: {exc}")
             return _error(dialect, error)
-        if same:
-            upstream_request = _passthrough(upstream_request, body, chat.model)
-        stack = AsyncExitStack()
-        try:
-            opened = await stack.enter_async_context(self.upstream.open(upstream_request))
-        except StreamflowError as exc:
-            await stack.aclose()
-            return _error(dialect, exc)
-        carrier = Carrier(side.stream_dialect, upstream.stream_dialect, self.carry_key)
+        # the client's dialect against any upstream's that differs (fidelity packed)
+        carrier = Carrier(side.stream_dialect, next(
+            (d for d in sorted(self.stream_dialects) if d != side.stream_dialect),
+            side.stream_dialect), self.carry_key)
         if not chat.stream:
-            async with stack:
-                try:
-                    message = await _collect(opened, carrier, self._sinks())
-                except StreamflowError as exc:
-                    return _error(dialect, exc)
+            relayed = Relayed(chain, chat, self._sinks())
+            try:
+                message = await relayed.message()
+            except StreamflowError as exc:
+                return _error(dialect, exc)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await relayed.aclose()
+            if carrier.active:
+                message = replace(message, items=[carrier.item(i) for i in message.items])
             assert side.reply is not None  # checked before the request went upstream
             return JSONResponse(side.reply(message))
         writer = BodyWriter(get_encoder(side.stream_dialect)())
-        return EventStreamResponse(_encode(opened, carrier, writer, stack, self._sinks()),
+        body_sink = _Body(writer, carrier.event if carrier.active else None)
+        relayed = Relayed(chain, chat, (body_sink, *self._sinks()))
+        try:
+            await relayed.start()
+        except StreamflowError as exc:
+            with anyio.CancelScope(shield=True):
+                await relayed.aclose()
+            return _error(dialect, exc)
+        return EventStreamResponse(_encode(relayed, body_sink, writer),
                                    media_type=writer.encoder.media_type,
                                    headers={"cache-control": "no-cache"})
+
+    def chain(self, chat: ChatRequest, headers: Headers, first: HTTPRequest) -> Failover:
+        """This request's failover chain: the upstream (``first`` is its request as it
+        goes: the client's own body when the dialects match), then each fallback that
+        can carry what the client asked for (the others are left out, logged)."""
+        endpoints = [self.upstream.endpoint(headers, passthrough=first, turns=len(chat.turns))]
+        for fallback in self.fallbacks:
+            lost = get_request(fallback.dialect).unsupported(chat)
+            if lost:
+                log.info("fallback %s left out of this request: it cannot carry %s",
+                         fallback.name, ", ".join(k[:64] for k in lost[:DROP_LINES]))
+                continue
+            endpoints.append(fallback.endpoint(headers))
+        return self.failover.bound(endpoints)
 
     def _sinks(self) -> tuple[Any, ...]:
         """This answer's own sinks (:attr:`sinks`)."""
@@ -292,24 +326,15 @@ class _Body:
         return data
 
 
-async def _collect(opened: Opened, carrier: Carrier, sinks: tuple[Any, ...]) -> Message:
-    message = await opened.message(opened.run(*sinks))
-    if not carrier.active:
-        return message
-    return replace(message, items=[carrier.item(i) for i in message.items])
-
-
-async def _encode(opened: Opened, carrier: Carrier, writer: BodyWriter,
-                  stack: AsyncExitStack, sinks: tuple[Any, ...]) -> AsyncIterator[bytes]:
-    """The client's body: the upstream's answer through a driven run into the client's
-    encoder, written after each chunk; a failure (a cut body included) as the in-band
-    error, which ends the body (the response has started)."""
-    body = _Body(writer, carrier.event if carrier.active else None)
+async def _encode(relayed: Relayed, body: _Body, writer: BodyWriter) -> AsyncIterator[bytes]:
+    """The client's body: the answer (its first chunk already read) through the driven
+    run into the client's encoder, written after each chunk; a failure (a cut body with
+    no fallback left included) as the in-band error, which ends the body (the response
+    has started)."""
     try:
-        run = opened.run(body, *sinks)
-        async for chunk in opened.relay(run, body.written):
+        async for chunk in relayed.relay(body.written):
             yield chunk
-        outcome = opened.outcome(run, body)
+        outcome = relayed.outcome(body)
         error: StreamflowError | None = None
         if isinstance(outcome, StreamflowError):
             error = outcome
@@ -320,7 +345,7 @@ async def _encode(opened: Opened, carrier: Carrier, writer: BodyWriter,
         yield body.written() + tail
     finally:
         with anyio.CancelScope(shield=True):
-            await stack.aclose()
+            await relayed.aclose()
 
 
 def create_app(upstream: str | Upstream, upstream_dialect: str | None = None, *,
@@ -329,7 +354,9 @@ def create_app(upstream: str | Upstream, upstream_dialect: str | None = None, *,
                limits: Limits = DEFAULT_LIMITS, drop_unsupported: bool = False,
                request_limits: GatewayLimits = DEFAULT_GATEWAY_LIMITS,
                carry_key: bytes | None = None,
-               sinks: Callable[[], Iterable[Any]] | None = None) -> Starlette:
+               sinks: Callable[[], Iterable[Any]] | None = None,
+               fallbacks: Sequence[Upstream] = (),
+               failover: Failover | None = None) -> Starlette:
     """A starlette app translating every client dialect (:func:`client_routes`) to ``upstream``.
 
     ``upstream`` is the upstream API's base URL (with ``upstream_dialect``) or an
@@ -339,26 +366,33 @@ def create_app(upstream: str | Upstream, upstream_dialect: str | None = None, *,
     client (:class:`~streamflow.servers.gateway.limits.GatewayLimits`); ``carry_key`` signs
     replay-state tokens (give every instance behind one address the same key;
     default: a random per-process key, with a logged warning); ``sinks()`` gives each
-    answer's own sync sinks (``lambda: [LogSink("gateway")]``). The app closes the
-    HTTP client it made when its lifespan ends (when mounted in another app, the
-    client lives as long as the process).
+    answer's own sync sinks (``lambda: [LogSink("gateway")]``). ``fallbacks`` are the
+    upstreams an answer goes on at when the upstream fails (in order, any dialect);
+    ``failover`` how: tries per upstream, backoff, first-chunk and stall timeouts, the
+    breaker (a :class:`~streamflow.app.failover.Failover`, whose own endpoints are
+    replaced by these; default: one try each). The app closes the HTTP clients it made
+    when its lifespan ends (when mounted in another app, they live as long as the
+    process).
     """
     if isinstance(upstream, str):
         if not upstream_dialect:
             raise ValueError("create_app needs upstream_dialect with an upstream URL")
         upstream = Upstream(upstream, upstream_dialect, api_key=api_key, model=model,
                             client=client, limits=limits)
-    get_request(upstream.dialect)  # an upstream needs a request side: fail here, not per request
+    every = [upstream, *fallbacks]
+    for one in every:
+        get_request(one.dialect)  # an upstream needs a request side: fail here, not per request
     target = upstream
     gateway = Gateway(target, drop_unsupported=drop_unsupported, limits=request_limits,
-                      carry_key=carry_key, sinks=sinks)
+                      carry_key=carry_key, sinks=sinks, fallbacks=fallbacks, failover=failover)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
             yield
         finally:
-            await target.aclose()
+            for one in every:
+                await one.aclose()
 
     routes = [Route(path, gateway.handler(dialect), methods=["POST"])
               for path, dialect in client_routes().items()]

@@ -1,33 +1,35 @@
-"""The upstream side of the gateway: one streaming httpx request, read as a run reads it.
+"""The upstream side of the gateway: where answers come from, read as a run reads them.
 
 :class:`Upstream` holds where requests go (base URL, dialect, credentials, an
-``httpx.AsyncClient``). :meth:`Upstream.open` sends a request through
-:class:`~streamflow.reactive.sources.http.AsyncHTTPSource` (status checked before any byte
-is parsed: a non-2xx answer raises ``HTTPStatusError`` with the upstream's envelope
-read) and yields an :class:`Opened` answer: :meth:`Opened.relay` reads it with THE chunk
-reader (idle timeout, deadline, typed errors) into a driven
-:class:`~streamflow.app.runtime.Run` -- the run core's decoder, fan-out and outcome,
-fed from the response's own task -- and yields what the run's sinks wrote after each
-chunk. Leaving the ``async with`` closes the upstream response, so a cancelled client
-request closes the upstream connection.
+``httpx.AsyncClient``); the gateway's upstream and its fallbacks are each one, and
+each client request makes them the endpoints of a failover chain
+(:meth:`Upstream.endpoint`: its request written with the client's headers).
+:class:`Relayed` is one client request's answer: THE failover relay
+(:meth:`~streamflow.app.failover.Failover.relay`: every attempt read by THE chunk
+reader and decoded by THE decode loop into the answer's continuation) feeding a driven
+:class:`~streamflow.app.runtime.Run` -- the run core's fan-out and outcome -- from the
+response's own task. :meth:`Relayed.start` reads until the first chunk, so a failure
+before it (every endpoint tried) is the client's HTTP error; :meth:`Relayed.relay`
+yields what the run's sinks wrote after each chunk. Closing it closes the upstream
+response, so a cancelled client request closes the upstream connection.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import httpx
 
+from ...app.failover import Endpoint, Failover, FailoverSource
 from ...app.providers import HTTPRequest
 from ...app.runtime import Run
-from ...core.errors import RequestError, SinkError
+from ...core.continuation import Continuation
+from ...core.errors import RequestError, SinkError, StreamflowError
 from ...core.limits import DEFAULT_LIMITS, Limits
 from ...core.message import Message
 from ...core.requests import ChatRequest
-from ...reactive._chunk_reader import ChunkReader
 from ...reactive.sources.http import AsyncHTTPSource
 from ...wire.dialects import credential_headers, get_request
 from ...wire.redaction import (
@@ -36,7 +38,6 @@ from ...wire.redaction import (
     redact_url,
     redacting_logger,
     scrub_error,
-    secrets_in,
 )
 from ._h1 import H1Transport
 from ._transport import NoCookies
@@ -117,71 +118,93 @@ class Upstream:
                               ) from None
         return request
 
-    @asynccontextmanager
-    async def open(self, request: HTTPRequest) -> AsyncIterator[Opened]:
-        """Send ``request``; yield its answer, opened (see the module doc)."""
+    @property
+    def name(self) -> str:
+        """The upstream as the delivery records, logs and the breaker name it (no
+        credential: the URL's credential parameters masked)."""
+        return f"{self.dialect}@{redact_url(self.url)}"
+
+    def send(self, request: HTTPRequest) -> AsyncHTTPSource:
+        """The source of ``request``'s answer through this upstream's client (status
+        checked before any byte is parsed: a non-2xx answer raises ``HTTPStatusError``
+        with the upstream's envelope read)."""
         client = self.http_client()
-        source = AsyncHTTPSource(
+        return AsyncHTTPSource(
             client, lambda: client.build_request(request.method, parsed_url(request.url),
                                                  headers=request.headers, content=request.body),
             limits=self.limits)
-        reader = ChunkReader(self.limits, source.map_error)  # the deadline counts from here
-        secrets = secrets_in(request.headers, request.url)
+
+    def endpoint(self, client_headers: Mapping[str, str], *,
+                 passthrough: HTTPRequest | None = None, turns: int = 0) -> Endpoint:
+        """This upstream as an endpoint of one client request's chain: its requests
+        written with the client's headers (:meth:`request`); ``passthrough`` is sent as
+        it is for the request itself (``turns`` turns: no continuation's prefix added)."""
+        def build(chat: ChatRequest) -> HTTPRequest:
+            if passthrough is not None and len(chat.turns) == turns:
+                return passthrough
+            return self.request(chat, client_headers)
+
+        return Endpoint(self.dialect, build, name=self.name, limits=self.limits,
+                        send=self.send)
+
+
+class Relayed:
+    """One client request's answer through ``chain`` into a driven run of ``sinks`` (sync
+    sinks), read in the caller's task (see the module doc)."""
+
+    def __init__(self, chain: Failover, chat: ChatRequest, sinks: tuple[object, ...]) -> None:
+        self.source = FailoverSource(chain, chat)  # never subscribed: what the run reads of it
+        self.run = Run(self.source, sinks, caller="the gateway")
+        self.feed = self.run.driven()
+        self.splice = Continuation(chat, self.feed.on_next, clock=chain.clock,
+                                   instruction=chain.instruction)
+        self.run.fan.decoder = self.splice  # the answer's message is the splice's
+        self._relay = chain.relay(self.splice, sent=self.source.note_secrets)
+        self._ended = False
+
+    async def start(self) -> None:
+        """Read until the answer's first chunk: a failure before it (the chain tried
+        what it could) is raised, for the client's status and envelope; the run ends
+        with it too (its sinks see the failed answer)."""
         try:
-            async with AsyncExitStack() as stack:
-                chunks = await reader.open(stack, source.open())
-                yield Opened(source, reader, chunks, secrets,
-                             get_request(self.dialect).stream_dialect, self.limits)
-        except httpx.HTTPError as exc:
-            raise scrub_error(source.map_error(exc), secrets) from exc
+            await anext(self._relay)
+        except StopAsyncIteration:
+            self._end(None)
+        except StreamflowError as error:
+            self._end(error)
+            raise scrub_error(error, self.source.secrets) from None
 
-
-@dataclass
-class Opened:
-    """An upstream answer whose status was checked, still to be read (see the module doc)."""
-
-    source: AsyncHTTPSource
-    reader: ChunkReader
-    chunks: AsyncIterator[bytes]
-    secrets: frozenset[str]
-    dialect: str
-    limits: Limits
-
-    def run(self, *sinks: object) -> Run:
-        """The run of this answer into ``sinks`` (sync sinks), decoded with the upstream's
-        codec."""
-        return Run(self.source, sinks, dialect=self.dialect, limits=self.limits,
-                   caller="the gateway")
-
-    async def relay(self, run: Run, written: Callable[[], bytes]) -> AsyncIterator[bytes]:
-        """Read the answer into ``run`` (from :meth:`run`), chunk by chunk in this task;
-        after each chunk, yield ``written()`` (what the run's sinks wrote), when any."""
-        feed = run.driven()
+    async def relay(self, written: Callable[[], bytes]) -> AsyncIterator[bytes]:
+        """The rest of the answer, read into the run in this task (after :meth:`start`):
+        after each chunk, ``written()`` (what the run's sinks wrote), when any."""
+        data = written()  # what the first chunk made
+        if data:
+            yield data
         error: Exception | None = None
-        try:
-            while (chunk := await self.reader.next(self.chunks)) is not None:
-                if chunk:
-                    feed.on_next(chunk)
-                data = written()
-                if data:
-                    yield data
-                if run.fan.finished:  # a stream that failed is over
-                    break
-        except Exception as exc:  # as the run's own reader task does: the mapped error
-            error = self.reader.mapped(exc)
-        finally:
-            self.reader.close()
-        if error is not None:
-            feed.on_error(error)
-        else:
-            feed.on_completed()
+        if not self._ended:
+            try:
+                async for _ in self._relay:
+                    data = written()
+                    if data:
+                        yield data
+            except StreamflowError as exc:  # the chain's failure, with the answer's partial
+                error = exc
+            self._end(error)
 
-    def outcome(self, run: Run, *ours: object) -> Message | BaseException:
-        """How the answer read into ``run`` ended, for the client: the message, or the
-        stream's error (no credential of the request in it). A failure of the app's own
-        sinks is logged, never the client's (the stream went to its end); one of ``ours``
-        (the gateway's body writer) is raised as the bug it is."""
-        outcome = run.settle()
+    def _end(self, error: Exception | None) -> None:
+        if not self._ended:
+            self._ended = True
+            if error is None:
+                self.feed.on_completed()
+            else:
+                self.feed.on_error(error)
+
+    def outcome(self, *ours: object) -> Message | BaseException:
+        """How the answer ended, for the client: the message, or the stream's error (no
+        credential of its requests in it). A failure of the app's own sinks is logged,
+        never the client's (the stream went to its end); one of ``ours`` (the gateway's
+        body writer) is raised as the bug it is."""
+        outcome = self.run.settle()
         if isinstance(outcome, SinkError):
             for sink, exc in outcome.errors:
                 if any(sink is own for own in ours):
@@ -190,18 +213,22 @@ class Opened:
             assert outcome.partial is not None  # a SinkError's partial is the whole message
             return outcome.partial
         if isinstance(outcome, BaseException):
-            scrub_error(outcome, self.secrets)
+            scrub_error(outcome, self.source.secrets)
         return outcome
 
-    async def message(self, run: Run) -> Message:
-        """Read the whole answer into ``run``: its message, or its error raised
-        (see :meth:`outcome`)."""
-        async for _ in self.relay(run, bytes):
+    async def message(self) -> Message:
+        """Read the whole answer: its message, or its error raised (see :meth:`outcome`)."""
+        await self.start()
+        async for _ in self.relay(bytes):
             pass
-        outcome = self.outcome(run)
+        outcome = self.outcome()
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
+
+    async def aclose(self) -> None:
+        """Close the upstream response (a client gone, the answer read)."""
+        await self._relay.aclose()  # type: ignore[attr-defined]
 
 
 CACHED_URL_CHARS = 2048

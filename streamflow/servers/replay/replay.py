@@ -11,8 +11,10 @@ socket) and what ``streamflow demo`` plays recordings with::
 
 ``routes`` maps a path to a :class:`Route` (any method), or to a list of routes
 served to successive requests on that path (the last one repeats: ``[Route.error(503,
-...), Route.from_body(body)]`` is "fail once, then stream"). A single ``Route`` serves
-every path. Unknown paths get 404.
+...), Route.from_body(body)]`` is "fail once, then stream"), or to a function of the
+request (its :class:`Hit`: method, path, headers, body) returning the route -- a fake
+upstream that answers what it was asked. A single ``Route`` serves every path. Unknown
+paths get 404.
 
 Each response body is written with chunked transfer encoding, one HTTP chunk per
 ``Route.chunks`` entry. While writing, the server also watches the socket: when
@@ -26,7 +28,7 @@ loop (asyncio or trio) inside the ``async with`` block.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 
 import anyio
@@ -35,7 +37,10 @@ from anyio.abc import SocketAttribute, SocketStream, TaskGroup
 
 from .routes import Hit, Route
 
-__all__ = ["Hit", "ReplayServer", "Route"]
+__all__ = ["Hit", "ReplayServer", "Responder", "Route"]
+
+Responder = Callable[[Hit], Route]
+"""A route computed from the request it answers (see the module doc)."""
 
 _NOT_FOUND = Route.error(404, {"error": {"type": "not_found", "message": "no such route"}})
 
@@ -43,7 +48,7 @@ _NOT_FOUND = Route.error(404, {"error": {"type": "not_found", "message": "no suc
 class ReplayServer:
     """Loopback HTTP/1.1 replay server; ``async with`` it, then use :attr:`url`."""
 
-    def __init__(self, routes: Route | Mapping[str, Route | list[Route]],
+    def __init__(self, routes: Route | Mapping[str, Route | list[Route] | Responder],
                  *, host: str = "127.0.0.1") -> None:
         self.routes = routes
         self.host = host
@@ -84,8 +89,9 @@ class ReplayServer:
             raise
         return None
 
-    def route_for(self, path: str) -> Route:
-        """The route that answers the next request for ``path``."""
+    def route_for(self, path: str, hit: Hit | None = None) -> Route:
+        """The route that answers the next request for ``path`` (``hit``: the request,
+        for a route given as a function of it)."""
         if isinstance(self.routes, Route):
             return self.routes
         entry = self.routes.get(path.split("?", 1)[0])
@@ -93,6 +99,8 @@ class ReplayServer:
             return _NOT_FOUND
         if isinstance(entry, Route):
             return entry
+        if callable(entry):
+            return entry(hit if hit is not None else Hit("GET", path, {}))
         n = self._served.get(path, 0)
         self._served[path] = n + 1
         return entry[min(n, len(entry) - 1)]
@@ -153,7 +161,7 @@ class ReplayServer:
         self.hits.append(hit)
         self._notify()
         try:
-            await self._respond(conn, stream, hit, self.route_for(hit.path))
+            await self._respond(conn, stream, hit, self.route_for(hit.path, hit))
         finally:
             hit.done.set()
             self._notify()

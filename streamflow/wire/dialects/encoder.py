@@ -35,6 +35,7 @@ import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any, ClassVar, TypeVar
 
+from ...core.delivery import DELIVERY
 from ...core.errors import IncompleteStreamError, ProviderError, StreamflowError
 from ...core.events import (
     CHOICE_FINISH_REASONS,
@@ -119,17 +120,19 @@ class Encoder:
 
     def take_provider(self, event: UniEvent) -> None:
         """Merge ``event``'s provider slot into :attr:`meta`, less UniEvent's own keys
-        (the counts so far go to :attr:`usage_so_far`; the choices' finish reasons, and
-        the other choices' slots for a target without choices, are not written)."""
+        (the counts so far go to :attr:`usage_so_far`; the choices' finish reasons, how
+        the answer was delivered -- its endpoints are the server's business, not its
+        client's -- and the other choices' slots for a target without choices, are not
+        written)."""
         provider = event.provider
         if not provider:
             return
         if USAGE_SO_FAR in provider or CHOICE_FINISH_REASONS in provider or (
-                not self.carries_choices and ("choices" in provider
-                                              or "candidates" in provider)):
+                DELIVERY in provider) or (not self.carries_choices and (
+                    "choices" in provider or "candidates" in provider)):
             if event.event_type == "delta" and USAGE_SO_FAR in provider:
                 self.usage_so_far = usage_so_far(provider)
-            drop = {USAGE_SO_FAR, CHOICE_FINISH_REASONS}
+            drop = {USAGE_SO_FAR, CHOICE_FINISH_REASONS, DELIVERY}
             if not self.carries_choices:
                 drop |= {"choices", "candidates"}
             provider = {k: v for k, v in provider.items() if k not in drop}

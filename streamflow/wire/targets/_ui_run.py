@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...core._tools import ToolResult
+from ...core.delivery import DELIVERY
 from ...core.errors import StreamflowError, ToolCallArgumentParseError
 from ...core.events import (
     CHOICE_FINISH_REASONS,
@@ -45,8 +46,10 @@ from ...core.structured import OutputFrom, OutputParser
 from ...core.structured.updates import OutputUpdates
 from ..dialects.encoder import Encoder
 
-UNIEVENT_KEYS = frozenset({USAGE_SO_FAR, CHOICE_FINISH_REASONS, "choices", "candidates"})
-"""Event ``provider`` keys that are UniEvent's own or another choice's, never a turn's."""
+UNIEVENT_KEYS = frozenset({USAGE_SO_FAR, CHOICE_FINISH_REASONS, DELIVERY, "choices",
+                           "candidates"})
+"""Event ``provider`` keys that are UniEvent's own or another choice's, never a turn's
+(how an answer was delivered names the server's endpoints: never the client's)."""
 
 _COUNTERS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens",
              "cache_write_tokens", "cost")

@@ -14,6 +14,9 @@ dialect, with the fault of its attempt applied:
   dialect's 503);
 * ``None`` -- the whole rest, to its end.
 
+A request that carries the tool's result is answered with :data:`FINAL` (an agent's
+second turn).
+
 Import as ``from failover_model import ...`` (``tests/`` is on pytest's ``pythonpath``).
 """
 
@@ -42,6 +45,8 @@ TEXT = ("Paris is the capital of France. Its weather in spring is mild, with sho
         "and bright spells; let me look up today's.")
 CALL = ("get_weather", "call_w1", '{"city": "Paris", "unit": "celsius"}')
 ANSWER = (THINKING, TEXT, CALL)
+FINAL = "It is 18 °C and sunny in Paris."
+"""The answer to a request that carries the tool's result."""
 
 
 def _pieces(value: str, size: int) -> list[str]:
@@ -111,6 +116,28 @@ def read_prefix(dialect: str, body: dict[str, Any]) -> tuple[str, str | None]:
     return "none", None
 
 
+def has_result(dialect: str, body: dict[str, Any]) -> bool:
+    """Whether the request carries a tool result (the turn after the call)."""
+    if dialect == "gemini":
+        return any("functionResponse" in p for c in body["contents"] for p in c.get("parts", ()))
+    if dialect == "openai-responses":
+        return any(i.get("type") == "function_call_output" for i in body["input"])
+    if dialect == "openai-chat":
+        return any(m.get("role") == "tool" for m in body["messages"])
+    return any(isinstance(m.get("content"), list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in m["content"])
+        for m in body["messages"])
+
+
+def final_events(prompt_tokens: int) -> list[UniEvent]:
+    """The answer after the tool's result: :data:`FINAL`, then the stop."""
+    return [UniEvent("delta", [TextItem("text.delta", p)], provider=None if i else
+                     {"id": f"final-{prompt_tokens}", "model": "m"})
+            for i, p in enumerate(_pieces(FINAL, 6))] + [
+        UniEvent("delta", [TextItem("text.done", FINAL)]),
+        UniEvent("stop", [], Usage(prompt_tokens=prompt_tokens, response_tokens=9), "stop")]
+
+
 def _overloaded(dialect: str) -> Route:
     if dialect == "anthropic":
         return Route.error(529, {"type": "error", "error": {"type": "overloaded_error",
@@ -136,7 +163,10 @@ class Model:
         self.asked.append((mode, kept))
         if fault == "529":
             return _overloaded(self.dialect)
-        events = answer_events(None if mode == "none" else kept, 100 + attempt)
+        if has_result(self.dialect, body):
+            events = final_events(200 + attempt)
+        else:
+            events = answer_events(None if mode == "none" else kept, 100 + attempt)
         writer = BodyWriter(get_encoder(self.dialect)())
         chunks = [writer.feed(e) for e in events]
         tail, _ = writer.close(None)

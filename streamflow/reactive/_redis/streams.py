@@ -12,9 +12,9 @@ is its clock when the stream starts, the same in every entry, and the sequence
 number counts the entries from 0. So a reader knows the id of the entry that must
 come next: when ``XREAD`` hands it any other, entries it has not read are gone --
 trimmed by ``MAXLEN`` (:class:`LimitExceededError` ``redis_maxlen``) or lost with a
-Redis restart (:class:`TransportError`) -- and it says so at that batch, never
-delivering a gap. A repeated ``XADD`` (a retried command) is refused by Redis, never
-stored twice.
+Redis restart or a cluster failover (:class:`StreamGapError`, naming the ids lost) -- and
+it says so at that batch, never delivering a gap. A repeated ``XADD`` (a retried
+command) is refused by Redis, never stored twice.
 
 The entry id is the event id: a reader that saw ``<id>`` continues after it, on any
 machine. Readers are :func:`~streamflow.reactive.sources.redis.from_redis` and
@@ -29,7 +29,7 @@ import json
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from ...core.errors import (
     LimitExceededError,
@@ -41,6 +41,32 @@ from ...core.errors import (
 )
 from ...core.events import UniEvent, usage_to_dict
 from .link import RedisLink
+
+
+class StreamGapError(TransportError):
+    """Entries in the middle of a stream are gone: ``missing`` names their ids, in order.
+
+    What a reader meets when Redis lost writes it had acknowledged -- a restart that
+    kept an older copy, a cluster failover to a replica that had not received them
+    (the writer's ``replicas=`` option waits for replicas to prevent it) -- or when
+    another writer shares the key. ``after`` is the id of the last entry the reader
+    had, ``key`` the stream's key. Sent over the ``uni`` wire it reads back as a
+    :class:`TransportError` with the same message.
+    """
+
+    def __init__(self, key: str, missing: tuple[str, ...], *, after: str | None = None
+                 ) -> None:
+        shown = missing[0] if len(missing) == 1 else f"{missing[0]} to {missing[-1]}"
+        super().__init__(f"entries {shown} ({len(missing)}) of the stream {key!r} are missing "
+                         "(Redis lost acknowledged writes: a restart, or a failover to a "
+                         "replica that did not have them; or another writer shares the key)")
+        self.key = key
+        self.missing = missing
+        self.after = after
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "TransportError", "message": self.message,
+                "missing": list(self.missing)}
 
 
 class Follows(Protocol):
@@ -110,6 +136,16 @@ def _with_field(text: str, name: str, value: object) -> str:
     return f'{text[:-1]},"{name}":{extra}}}'
 
 
+def xread_streams(reply: Any) -> list[tuple[str, list[Any]]]:
+    """An ``XREAD`` reply as ``[(key, [(id, fields)...])...]`` (RESP2 lists, or RESP3's dict)."""
+    if not reply:
+        return []
+    if isinstance(reply, dict):
+        return [(key, value[0] if value and isinstance(value[0], list) else value)
+                for key, value in reply.items()]  # {key: [entries]} or {key: entries}
+    return [(key, pairs) for key, pairs in reply]
+
+
 def until_end(batch: list[Entry]) -> list[Entry]:
     """``batch`` up to and with its ``end`` entry."""
     for index, entry in enumerate(batch):
@@ -135,9 +171,11 @@ async def read_batches(link: RedisLink, key: str, *, after: str | None = None,
     :class:`LimitExceededError` (``redis_maxlen``) as soon as an entry wanted was
     trimmed away -- at the start or at any later batch --, :class:`StreamTimeoutError`
     when no entry (event or heartbeat) arrives for ``window`` seconds (default: three
-    of the writer's heartbeats), and :class:`TransportError` when Redis goes away or
-    lost entries. Ends after the ``end`` entry. With a :class:`Tailer`, the live part
-    comes from its one shared ``XREAD`` instead of one blocked connection per reader.
+    of the writer's heartbeats), :class:`TransportError` when Redis goes away, and
+    :class:`StreamGapError` (naming the ids) when entries are missing from the middle
+    (lost in a restart or a failover). Ends after the ``end`` entry. With a
+    :class:`Tailer`, the live part comes from its one shared ``XREAD`` instead of one
+    blocked connection per reader.
     """
     head = await _head(link, key)
     if head is None:
@@ -145,7 +183,7 @@ async def read_batches(link: RedisLink, key: str, *, after: str | None = None,
                                   key=key)
     wanted = _first_wanted(key, entry_key(head.id), after)
     if entry_key(head.id) > wanted:
-        await _missing(link, key, wanted)
+        raise await _missing(link, key, wanted)
     if window is None:
         beat = head.fields.get("heartbeat") if head.kind == START else None
         window = WINDOW_BEATS * float(beat or DEFAULT_HEARTBEAT)
@@ -154,9 +192,12 @@ async def read_batches(link: RedisLink, key: str, *, after: str | None = None,
         else _poll(link, key, cursor, window)
     async with aclosing(source) as batches:
         async for batch in batches:
-            for entry in batch:
-                if entry_key(entry.id) != wanted:
-                    await _missing(link, key, wanted)
+            for index, entry in enumerate(batch):
+                if entry_key(entry.id) != wanted:  # the entries before it, then why
+                    error = await _missing(link, key, wanted, entry_key(entry.id))
+                    if index:
+                        yield batch[:index]
+                    raise error
                 wanted = (wanted[0], wanted[1] + 1)
             yield batch
             if batch[-1].kind == END:
@@ -180,16 +221,22 @@ async def _head(link: RedisLink, key: str) -> Entry | None:
     return parse_entry(head[0]) if head else None
 
 
-async def _missing(link: RedisLink, key: str, wanted: Position) -> None:
-    """Entry ``wanted`` is not where it must be: say why, as a typed error."""
+async def _missing(link: RedisLink, key: str, wanted: Position, got: Position | None = None
+                   ) -> StreamflowError:
+    """Entry ``wanted`` is not where it must be (``got`` came instead): why, as a typed error
+    (raised when the key itself is gone)."""
     head = await _head(link, key)
     if head is None:
         await still_there(link, key)
     if head is not None and entry_key(head.id) > wanted:  # MAXLEN trims from the head
         length = await link.call("xlen", key)
-        raise LimitExceededError("redis_maxlen", int(length or 0))
-    raise TransportError(f"entry {entry_id(wanted)} of the stream {key!r} is missing (Redis "
-                         "lost writes in a restart, or another writer shares the key)")
+        return LimitExceededError("redis_maxlen", int(length or 0))
+    if got is None or got[0] != wanted[0] or got[1] <= wanted[1]:
+        return TransportError(f"the stream {key!r} holds entry {entry_id(got or wanted)} where "
+                              f"{entry_id(wanted)} belongs (another writer shares the key)")
+    missing = tuple(entry_id((wanted[0], n)) for n in range(wanted[1], got[1]))
+    after = entry_id((wanted[0], wanted[1] - 1)) if wanted[1] else None
+    return StreamGapError(key, missing, after=after)
 
 
 async def _poll(link: RedisLink, key: str, cursor: str, window: float
@@ -207,7 +254,7 @@ async def _poll(link: RedisLink, key: str, cursor: str, window: float
                 raise StreamTimeoutError("idle", window)
             continue
         silent = 0.0
-        batch = until_end([parse_entry(pair) for pair in reply[0][1]])
+        batch = until_end([parse_entry(pair) for pair in xread_streams(reply)[0][1]])
         yield batch
         if batch[-1].kind == END:
             return

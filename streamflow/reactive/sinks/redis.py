@@ -5,6 +5,13 @@
     async with RedisStreamSink("redis://127.0.0.1:6379", "answer:42", ttl=600) as sink:
         await streamflow.run(source, sink)       # readers: streamflow.reactive.sources.from_redis
 
+The first argument is a Redis URL, a Redis Cluster URL (``redis+cluster://host:port,...``)
+or a redis-py client (``redis.asyncio.Redis``/``RedisCluster``; ``redis.Redis``/
+``redis.cluster.RedisCluster`` on trio): see :mod:`streamflow.reactive._redis.link`. On a
+cluster the writer rides out a failover (its writes wait until the replica took over,
+then go on), and ``replicas=1`` makes every batch wait until a replica has it (``WAIT``),
+so a primary that dies takes no acknowledged entry with it.
+
 Entries (see :mod:`streamflow.reactive._redis.streams`): a ``start`` entry when the sink
 starts, one ``event`` entry per UniEvent in the ``uni`` encoding, a ``beat`` entry
 whenever ``heartbeat`` seconds pass without a write while live, and the terminal
@@ -19,6 +26,17 @@ The sink names its entries ``<ms>-<n>`` (its clock at the start, then a count fr
 0): readers tell a trimmed or lost entry from the ids alone, and a write that
 :class:`~streamflow.reactive._redis.link.RedisLink` retries after a dropped connection
 is refused by Redis if it had arrived, never stored twice.
+
+Durability (``replicas=n``): after each batch of entries -- one round trip -- the sink
+sends ``WAIT n replica_timeout`` on the same connection and takes the batch as written
+only when ``n`` replicas acknowledged it; a batch cut by a failover is written again, whole,
+to the new primary. So what readers may have seen is on a replica or written again: a
+primary killed mid-stream loses nothing. It costs one replication round trip per batch
+(docs/resume.md has the figures), and a node with fewer replicas than ``n`` (say, the
+promoted replica before its old primary came back) makes each batch wait
+``replica_timeout``; such batches are counted in ``unreplicated`` and logged once. Without
+it a failover may lose the entries the dead primary had not yet replicated, and readers
+get :class:`~streamflow.reactive._redis.streams.StreamGapError` naming them.
 
 The sink never stops the upstream: ``run()`` reads it to its end (bounded by the
 ``deadline`` of its limits) whether or not anyone is reading the key, so a client
@@ -41,7 +59,8 @@ from anyio.abc import TaskGroup
 
 from ...core.errors import CancelledStreamError, StreamflowError, TransportError
 from ...core.events import UniEvent
-from .._redis.link import transport_error
+from ...wire.redaction import redacting_logger
+from .._redis.link import RedisTarget, transport_error
 from .._redis.streams import (
     BEAT,
     DEFAULT_HEARTBEAT,
@@ -58,10 +77,13 @@ from .base import AsyncSink
 
 __all__ = ["RedisStreamSink"]
 
+log = redacting_logger("streamflow.reactive.sinks.redis")
+
 
 class RedisStreamSink(AsyncSink):
     """Write one stream to the Redis Stream ``key`` at ``url`` (see the module doc).
 
+    * ``url`` -- a Redis or Redis Cluster URL, or a redis-py client (see the module doc).
     * ``maxlen`` -- entries kept at most (older ones are trimmed); default 100,000.
     * ``ttl`` -- seconds the key lives after the terminal entry (and after the last
       write of a producer that died); default one hour.
@@ -69,6 +91,10 @@ class RedisStreamSink(AsyncSink):
       written; readers give up after three missed beats.
     * ``link`` -- a :class:`~streamflow.reactive._redis.streams.RedisLink` to share
       (its connection pool); by default the sink opens and closes its own.
+    * ``replicas`` -- after each batch, ``WAIT`` until that many replicas have it (at
+      most ``replica_timeout`` seconds); 0 (the default) does not wait. See the module
+      doc for what it buys and costs; ``unreplicated`` counts the batches that were
+      acknowledged by fewer.
 
     One writer task sends the entries: events that arrive while a write is in
     flight go together in the next round trip (a pipeline), at most ``buffer``
@@ -77,10 +103,17 @@ class RedisStreamSink(AsyncSink):
 
     buffer = 1024
 
-    def __init__(self, url: str, key: str, *, maxlen: int = 100_000, ttl: float = 3600.0,
-                 heartbeat: float = DEFAULT_HEARTBEAT, link: RedisLink | None = None) -> None:
+    def __init__(self, url: RedisTarget, key: str, *, maxlen: int = 100_000,
+                 ttl: float = 3600.0, heartbeat: float = DEFAULT_HEARTBEAT,
+                 link: RedisLink | None = None, replicas: int = 0,
+                 replica_timeout: float = 1.0) -> None:
         if maxlen < 2:
             raise ValueError("maxlen must leave room for the start and end entries")
+        if replicas < 0 or replica_timeout <= 0:
+            raise ValueError("replicas must be 0 or more, replica_timeout above 0")
+        self.replicas = replicas
+        self.replica_timeout = replica_timeout
+        self.unreplicated = 0  # batches fewer than `replicas` replicas acknowledged
         self.url = url
         self.key = key
         self.maxlen = maxlen
@@ -142,11 +175,16 @@ class RedisStreamSink(AsyncSink):
         now = anyio.current_time()
         if batch[-1]["k"] == END:
             commands.append(("expire", (self.key, self.ttl), {}))
-        elif now - self._renewed >= self.heartbeat or batch[-1]["k"] == START:
+        elif now - self._renewed >= self.heartbeat or batch[-1]["k"] == START \
+                or self.replicas:  # a write on WAIT's connection: see _durably
             # a live key outlives its last renewal by ttl + a few beats
             commands.append(("expire", (self.key, self.ttl + math.ceil(3 * self.heartbeat)), {}))
             self._renewed = now
-        replies = await self._link.pipeline(*commands, transaction=False, raise_on_error=False)
+        if self.replicas:
+            replies = await self._durably(commands)
+        else:
+            replies = await self._link.pipeline(*commands, transaction=False,
+                                                raise_on_error=False)
         for id_, fields, reply in zip(ids, batch, replies, strict=False):
             if reply is None:
                 raise TransportError(f"the stream {self.key!r} vanished from Redis while being "
@@ -158,6 +196,30 @@ class RedisStreamSink(AsyncSink):
                 raise transport_error(reply)
         self._count += len(batch)
         self.last_id = ids[-1]
+
+    async def _durably(self, commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]]
+                       ) -> list[Any]:
+        """The batch, then ``WAIT replicas timeout``, on one connection of the key's node.
+
+        WAIT counts the replicas that have every write of its connection; the batch
+        ends with an EXPIRE (always a write), so a batch sent again after a dropped
+        connection -- whose XADDs Redis refuses, as it has them -- still waits for
+        the replicas to have them.
+        """
+        assert self._link is not None
+        replies = await self._link.on_node(
+            self.key, *(_raw(command) for command in commands),
+            wait=(self.replicas, max(1, int(self.replica_timeout * 1000))))
+        acknowledged = replies.pop()
+        if isinstance(acknowledged, Exception):
+            raise transport_error(acknowledged)
+        if int(acknowledged) < self.replicas:
+            self.unreplicated += 1
+            if self.unreplicated == 1:
+                log.warning("%s: only %s of %s replicas acknowledged a batch within %g s "
+                            "(counted in unreplicated)", self.key, acknowledged, self.replicas,
+                            self.replica_timeout)
+        return replies
 
     async def _arrived(self, id_: str, fields: dict[str, str], error: Exception) -> bool:
         """Whether Redis refused entry ``id_`` because a retried send had already written it."""
@@ -251,7 +313,8 @@ class RedisStreamSink(AsyncSink):
         """Queue the terminal entry and wait until it is written (shielded, at most 10 s)."""
         self.finished = True
         self._queue({"k": END, "d": data})
-        with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+        failover = self._link.failover if self._link is not None else 0.0
+        with anyio.CancelScope(shield=True), anyio.move_on_after(10 + failover):
             await self._done.wait()
         if self._error is not None:
             raise self._error
@@ -288,3 +351,19 @@ class RedisStreamSink(AsyncSink):
         finally:  # the heartbeat is cancelled: the group just waits for it to end
             await self._group.__aexit__(None, None, None)
         return None
+
+
+def _raw(command: tuple[str, tuple[Any, ...], dict[str, Any]]) -> tuple[Any, ...]:
+    """One of the sink's ``xadd``/``expire`` commands as Redis reads it."""
+    name, args, options = command
+    if name == "expire":
+        return ("EXPIRE", *args)
+    key, fields = args
+    words: list[Any] = ["XADD", key]
+    if options.get("nomkstream"):
+        words.append("NOMKSTREAM")
+    words += ["MAXLEN", "~" if options.get("approximate") else "=", options["maxlen"],
+              options["id"]]
+    for name_value in fields.items():
+        words.extend(name_value)
+    return tuple(words)

@@ -9,7 +9,12 @@ Marble (one subscription = one reader of the key)::
     producer died (no beat for window)     --ev--ev--#StreamTimeoutError(partial)
     Redis went away (after one retry)      --ev--#TransportError
     entries trimmed before they were read  --ev--#LimitExceededError("redis_maxlen")
+    entries lost (a failover, a restart)   --ev--#StreamGapError(missing=ids)
+    a cluster node fails over              --ev--(waits for its replica)--ev--stop|
     no such key                            #StreamNotFoundError
+
+``url`` is a Redis URL, a Redis Cluster URL (``redis+cluster://host:port,...``) or a
+redis-py client (see :mod:`streamflow.reactive._redis.link`).
 
 The body is the ``uni`` SSE encoding with ``id: <entry id>`` on every event (so
 ``stream(...).last_event_id`` is the entry id to resume after); heartbeats arrive
@@ -26,10 +31,19 @@ from contextlib import aclosing, asynccontextmanager
 
 from ...core.limits import Limits
 from ...wire.dialects._frames_out import sse_data, text_bytes
-from .._redis.streams import BEAT, END, EVENT, RedisLink, entry_key, read_batches
+from .._redis.link import RedisTarget
+from .._redis.streams import (
+    BEAT,
+    END,
+    EVENT,
+    RedisLink,
+    StreamGapError,
+    entry_key,
+    read_batches,
+)
 from .._source import ChunkStream, Source
 
-__all__ = ["RedisSource", "from_redis"]
+__all__ = ["RedisSource", "StreamGapError", "from_redis"]
 
 HEARTBEAT_FRAME = b": heartbeat\n\n"
 
@@ -53,7 +67,7 @@ class RedisSource(Source):
     dialect = "uni"
     framing = "sse"
 
-    def __init__(self, url: str, key: str, *, last_event_id: str | None = None,
+    def __init__(self, url: RedisTarget, key: str, *, last_event_id: str | None = None,
                  window: float | None = None, limits: Limits | None = None,
                  link: RedisLink | None = None) -> None:
         super().__init__(limits)
@@ -95,10 +109,11 @@ class RedisSource(Source):
                     yield b"".join(frames)
 
 
-def from_redis(url: str, key: str, *, last_event_id: str | None = None,
+def from_redis(url: RedisTarget, key: str, *, last_event_id: str | None = None,
                window: float | None = None, limits: Limits | None = None,
                link: RedisLink | None = None) -> RedisSource:
-    """A cold source of the stream at Redis ``key`` (``url``: ``redis://host:port/db``).
+    """A cold source of the stream at Redis ``key`` (``url``: ``redis://host:port/db``, a
+    cluster's ``redis+cluster://host:port,host:port``, or a redis-py client).
 
     Each subscription replays the key from its start (after ``last_event_id``, the
     earlier events only rebuild the message) and tails it until the terminal entry.

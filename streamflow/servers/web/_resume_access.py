@@ -11,6 +11,12 @@
   time; without it the answer is 403.
 * **Live streams** are counted per app (``max_live``) and per client key
   (``max_live_per_client``); one more is refused with HTTP 429.
+* **Keys** (:class:`ChatKeys`): a chat's pointer ``<prefix>chat:<chat id>``, its token hash
+  ``<prefix>token:<chat id>`` and its streams ``<prefix>stream:<chat id>:<uuid>`` (each with
+  ``:message`` beside it, and a stop key ``<prefix>stop:<stream key>``). On a Redis
+  Cluster the chat id is the keys' hash tag -- ``<prefix>chat:{<chat id>}`` and so on --
+  so every key of one chat is in one slot: the claim script and the pipelines that name
+  two of them never meet ``CROSSSLOT``, and the chats spread over the nodes.
 
 A refusal is answered in the shape the protocol's client reads (:func:`refusal`):
 ``uni`` -- ``{"error": {"type", "message"}}`` JSON, which streamflow's ``from_httpx``
@@ -74,6 +80,35 @@ class Started:
     def __repr__(self) -> str:
         token = None if self.token is None else REDACTED
         return f"Started(chat_id={self.chat_id!r}, key={self.key!r}, token={token!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class ChatKeys:
+    """The Redis keys of a chat (see the module doc): hash-tagged by chat id on a cluster."""
+
+    prefix: str
+    cluster: bool = False
+
+    def __post_init__(self) -> None:
+        if self.cluster and ("{" in self.prefix or "}" in self.prefix):
+            raise ValueError("on a Redis Cluster the key prefix may not hold { or }: the chat "
+                             "id is the keys' hash tag")
+
+    def tag(self, chat_id: str) -> str:
+        """What names ``chat_id`` in its keys: ``{chat_id}`` (its hash tag) on a cluster."""
+        return f"{{{chat_id}}}" if self.cluster else chat_id
+
+    def pointer(self, chat_id: str) -> str:
+        """The key naming the chat's latest stream."""
+        return f"{self.prefix}chat:{self.tag(chat_id)}"
+
+    def token(self, chat_id: str) -> str:
+        """The key holding the SHA-256 of the chat's resume token."""
+        return f"{self.prefix}token:{self.tag(chat_id)}"
+
+    def stream(self, chat_id: str, name: str) -> str:
+        """The key of one of the chat's streams (``name``: a fresh uuid)."""
+        return f"{self.prefix}stream:{self.tag(chat_id)}:{name}"
 
 
 def forbidden(message: str = "this chat needs its resume token") -> ResumeRefused:

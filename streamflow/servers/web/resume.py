@@ -2,7 +2,7 @@
 
 ::
 
-    streams = ResumableStreams("redis://127.0.0.1:6379/0")
+    streams = ResumableStreams("redis://127.0.0.1:6379/0")   # or "redis+cluster://h1:7000,h2:7000"
     app = Starlette(routes=[...], lifespan=streams.lifespan)
 
     async def chat(request):                   # POST /api/chat/{chat_id}
@@ -36,6 +36,14 @@ ends, and ``on_finish(answer, status="aborted")`` is called. ``on_finish`` is ca
 once per answer on the instance that produced it (``completed``, ``failed`` with the
 partial, ``aborted`` when stopped or the app shut down).
 
+On a Redis Cluster (a ``redis+cluster://`` URL or a redis-py ``RedisCluster``) every key
+of a chat carries the chat id as its hash tag, so it lives in one slot
+(``web._resume_access.ChatKeys``); the shared read groups its keys by slot, each group
+read on the node serving it, and a failover is waited out (``reactive._redis``).
+``replicas=1`` makes each producer wait, per batch, until a replica has its entries
+(``RedisStreamSink``): then a primary killed mid-answer loses nothing; without it, the
+readers of an answer that lost entries end with :class:`StreamGapError` naming them.
+
 The producer side is :func:`launch` (the chat's token kept or issued, the stream's
 ``start`` entry written, the chat pointed at it) and :func:`produce`, the one producer of
 byte sources, UniEvent sources and Agent runs alike.
@@ -59,7 +67,8 @@ from ...app.agent import AgentEvent
 from ...app.runtime import run
 from ...core.errors import CancelledStreamError, SinkError, StreamflowError, StreamTimeoutError
 from ...core.limits import Limits
-from ...reactive._redis.link import RedisLink
+from ...reactive._redis.link import RedisLink, RedisTarget, is_cluster
+from ...reactive._redis.streams import StreamGapError
 from ...reactive._redis.tailer import Tailer
 from ...reactive.sinks.redis import RedisStreamSink
 from ...wire.dialects.ui_agent import agent_record
@@ -69,6 +78,7 @@ from ._drive import AgentRun, run_agent
 from ._resume_access import (
     RESUME_TARGETS,
     TOKEN_HEADER,
+    ChatKeys,
     LiveStreams,
     ResumeRefused,
     Slot,
@@ -84,7 +94,8 @@ from ._resume_access import (
 )
 from ._resume_body import encoder_for, headers_for, sse_body
 
-__all__ = ["Authorize", "ClientKey", "ResumableStreams", "ResumeRefused", "Started"]
+__all__ = ["Authorize", "ClientKey", "ResumableStreams", "ResumeRefused", "Started",
+           "StreamGapError"]
 
 
 Authorize = Callable[[Request, str], Awaitable[bool]]
@@ -94,8 +105,14 @@ ClientKey = Callable[[Request], "str | Awaitable[str | None] | None"]
 class ResumableStreams:
     """Chats whose answers live in Redis (see the module doc).
 
-    * ``url`` -- the Redis URL shared by every instance; ``prefix`` -- its key prefix.
-    * ``maxlen``, ``ttl``, ``heartbeat`` -- of each stream's :class:`RedisStreamSink`.
+    * ``url`` -- the Redis shared by every instance: a ``redis://`` URL, a Redis
+      Cluster's ``redis+cluster://host:port,host:port`` or a redis-py client
+      (``redis.asyncio.Redis``/``RedisCluster``; on trio ``redis.Redis``/
+      ``redis.cluster.RedisCluster``, which stays open); ``prefix`` -- its key prefix
+      (on a cluster without ``{`` or ``}``: the chat id is the hash tag).
+    * ``maxlen``, ``ttl``, ``heartbeat``, ``replicas``, ``replica_timeout`` -- of each
+      stream's :class:`RedisStreamSink` (``replicas=1``: no entry lost when a primary
+      dies; see the module doc).
     * ``limits`` -- the producer's limits; its ``deadline`` (default 600 s) bounds an
       answer that nobody reads any more.
     * ``authorize`` -- ``async (request, chat_id) -> bool``, asked before every
@@ -109,14 +126,19 @@ class ResumableStreams:
       this instance produced (see the module doc); :meth:`start` may override it.
     """
 
-    def __init__(self, url: str, *, prefix: str = "streamflow:", maxlen: int = 100_000,
-                 ttl: float = 3600.0, heartbeat: float = 2.0, limits: Limits | None = None,
-                 authorize: Authorize | None = None, tokens: bool = True,
-                 max_live: int | None = 1000, max_live_per_client: int | None = None,
-                 client_key: ClientKey | None = None, on_finish: OnFinish | None = None) -> None:
+    def __init__(self, url: RedisTarget, *, prefix: str = "streamflow:",
+                 maxlen: int = 100_000, ttl: float = 3600.0, heartbeat: float = 2.0,
+                 limits: Limits | None = None, authorize: Authorize | None = None,
+                 tokens: bool = True, max_live: int | None = 1000,
+                 max_live_per_client: int | None = None, client_key: ClientKey | None = None,
+                 on_finish: OnFinish | None = None, replicas: int = 0,
+                 replica_timeout: float = 1.0) -> None:
         self.url = url
         self.on_finish = on_finish
         self.prefix = prefix
+        self.keys = ChatKeys(prefix, is_cluster(url))
+        self.replicas = replicas
+        self.replica_timeout = replica_timeout
         self.maxlen = maxlen
         self.ttl = ttl
         self.heartbeat = heartbeat
@@ -189,7 +211,7 @@ class ResumableStreams:
 
     def _keys(self, chat_id: str) -> tuple[str, str]:
         """The chat's pointer (to its latest stream) and its token hash."""
-        return f"{self.prefix}chat:{chat_id}", f"{self.prefix}token:{chat_id}"
+        return self.keys.pointer(chat_id), self.keys.token(chat_id)
 
     async def start(self, chat_id: str, source: Any, *, token: str | None = None,
                     client: str | None = None, dialect: str = "auto",
@@ -330,7 +352,8 @@ STOP_POLL = 0.25
 
 
 def stop_key(prefix: str, stream_key: str) -> str:
-    """The key whose presence stops the producer of ``stream_key``."""
+    """The key whose presence stops the producer of ``stream_key`` (in its slot on a
+    cluster: the prefix has no hash tag, so the stream key's is the first)."""
     return f"{prefix}stop:{stream_key}"
 
 
@@ -394,9 +417,10 @@ async def launch(streams: ResumableStreams, group: TaskGroup, chat_id: str, sour
     pointer, token_key = streams._keys(chat_id)
     if streams.tokens:
         token = await token_to_keep(link, token_key, token)
-    key = f"{streams.prefix}stream:{chat_id}:{uuid.uuid4().hex}"
+    key = streams.keys.stream(chat_id, uuid.uuid4().hex)
     sink = RedisStreamSink(streams.url, key, maxlen=streams.maxlen, ttl=streams.ttl,
-                           heartbeat=streams.heartbeat, link=link)
+                           heartbeat=streams.heartbeat, link=link, replicas=streams.replicas,
+                           replica_timeout=streams.replica_timeout)
     await sink.start(group)
     life = max(86400, int(streams.ttl))
     try:

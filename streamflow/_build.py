@@ -34,6 +34,8 @@ COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.core._budget",
     "streamflow.core.partial_json",
     "streamflow.core.message",
+    "streamflow.core.delivery",
+    "streamflow.core.continuation",
     "streamflow.wire.decoder",
     "streamflow.wire.framing.lines",
     "streamflow.wire.framing.sse",
@@ -50,8 +52,9 @@ COMPILED_MODULES: tuple[str, ...] = (
     "streamflow.reactive._fanout",
     "streamflow.reactive.operators._base",
 )
-"""The hot path: framing, events, the budget, the emitter and assembler, the decode loop,
-two dialects, ``run()``'s fan-out and the operators' subscription guard."""
+"""The hot path: framing, events, the budget, the emitter and assembler, a failover
+chain's continuation, the decode loop, two dialects, ``run()``'s fan-out and the
+operators' subscription guard."""
 
 MANIFEST = "_compiled.json"
 """The build record beside this file: ``{"modules": {name: sha256 of its .py}, ...}``."""

@@ -124,3 +124,14 @@ def test_the_one_command_runs_on_a_tiny_workload(capsys: pytest.CaptureFixture[s
         assert heading in out
     assert "parse floor (orjson.loads only)" in out and "fitted exponent" in out
     assert Config(quick=True).growth_sizes == [1_000, 3_000, 10_000]
+
+
+def test_the_failover_bench_reads_every_path_to_the_same_message(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m bench.failover --quick``: each path (a plain run, a chain of one and of
+    three endpoints) assembles the expected message; no timing is asserted."""
+    from bench import failover
+
+    assert failover.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "run() through a Failover" in out and "the chain's cost when nothing fails" in out

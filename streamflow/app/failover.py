@@ -363,8 +363,9 @@ class Failover:
             if wait > 0:
                 await self.sleep(wait)
             limits = self.limits_for(endpoint)
-            decoder = StreamDecoder(endpoint.stream_dialect, limits=limits, emit=splice.feed)
+            decoder = StreamDecoder(endpoint.stream_dialect, limits=limits)
             splice.begin(endpoint.name, endpoint.dialect, decoder, wait)
+            decoder.emit = splice.receiver
             error: StreamflowError | None = None
             try:
                 request = endpoint.build(splice.next_request(endpoint.prefills()))
@@ -451,6 +452,13 @@ class FailoverSource(Observable[Any]):
         return owner.spawn(lambda cancel: self._pump(splice, observer, cancel, owner),
                            "streamflow-pump:FailoverSource")
 
+    def subscribe_guarded(self, observer: Any,
+                          scheduler: abc.SchedulerBase | None = None) -> abc.DisposableBase:
+        """Subscribe an observer that guards itself (``run()``'s fan-out: it ignores what
+        comes after its end), with no reactivex observer wrapped around it: the answer's
+        events go straight to it."""
+        return self._subscribe_core(observer, scheduler)
+
     def note_secrets(self, secrets: frozenset[str]) -> None:
         """The credential values the answer's attempts sent so far (a relay tells them)."""
         self.secrets = secrets
@@ -476,9 +484,19 @@ class FailoverSource(Observable[Any]):
 
     @asynccontextmanager
     async def _sender(self) -> AsyncIterator[SendFn]:
-        """The source's ``send``; without one, a client of this answer's own."""
+        """The source's ``send``; without one, a client of this answer's own, made when
+        an endpoint without a ``send`` of its own is first asked (and closed after)."""
         if self.send is not None:
             yield self.send
             return
-        async with own_client() as client:
-            yield http_sender(client)
+        async with AsyncExitStack() as stack:
+            made: list[SendFn] = []
+
+            def send(request: HTTPRequest) -> Source:
+                if not made:
+                    client = own_client()
+                    stack.push_async_callback(client.aclose)
+                    made.append(http_sender(client))
+                return made[0](request)
+
+            yield send

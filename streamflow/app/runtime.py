@@ -190,9 +190,15 @@ class Run:
                 owner.task_group.start_soon(feeder.consume,
                                             name=f"streamflow-sink:{type(feeder.sink).__name__}")
         with sending_to(self.sent):  # the tasks the subscription starts report to it too
-            self.subscription = self._front().subscribe(cast(abc.ObserverBase[Any], self.fan))
-        if self.fan.continuing and not self.transforms:  # the chain's splice assembles
-            self.fan.decoder = getattr(self.source, "continuation", None)
+            if self.events and not self.transforms:
+                # a failover chain's source: its splice emits straight to the fan-out and
+                # assembles the message (as a run's own decoder does), no hop between
+                self.subscription = self.source.subscribe_guarded(  # type: ignore[attr-defined]
+                    self.fan)
+                self.fan.decoder = getattr(self.source, "continuation", None)
+            else:
+                self.subscription = self._front().subscribe(cast(abc.ObserverBase[Any],
+                                                                 self.fan))
 
     def cancel(self, why: str) -> None:
         """Stop now: dispose the subscription (closing the body), sinks told ``why``."""

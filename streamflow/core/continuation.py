@@ -180,16 +180,19 @@ class Continuation:
             self._content = False
             self.cadence.content(self.clock())
 
+    @property
+    def receiver(self) -> Callable[[UniEvent], None]:
+        """What the attempt in progress's decoder emits to (:meth:`feed`, or, while no
+        cut happened, straight to the answer: its events are the answer's)."""
+        return self._out if self._fresh else self.feed
+
     def feed(self, event: UniEvent) -> None:
         """One UniEvent of the attempt in progress."""
-        self._seen += 1
         if self._fresh:
-            provider = event.provider
-            if provider and self._seen == 1:
-                self._note(provider)
             self._out(event)
-        else:
-            self._splice(event)
+            return
+        self._seen += 1
+        self._splice(event)
 
     def cut(self, error: Exception, usage: Usage | None, *, attempt: int, delay: float,
             endpoint: str) -> StreamRestart | None:
@@ -266,13 +269,15 @@ class Continuation:
                 self.assembler = Assembler.resume(self._reading.partial)
 
     def _out(self, event: UniEvent) -> None:
-        """Emit one of the answer's events."""
-        if event.event_type == "stop":
+        """Emit one of the answer's events (the per-token path: counted, and assembled
+        here once a cut happened)."""
+        items = event.content_items
+        if not items:  # the stop
             self._stop(event)
             return
         if not self._fresh:
             self.assembler.feed(event)
-        if is_done(event.content_items[0]):
+        if items[0].type.endswith(".done"):
             self._open = False
         else:
             if not self._open:
@@ -285,9 +290,9 @@ class Continuation:
     def _stop(self, event: UniEvent) -> None:
         record = self._record
         usage = reported_usage(event.usage_metadata)
+        self._read_attempt()
         record["outcome"] = "stop"
         record["usage"] = usage_to_dict(usage)
-        record["events"] = self._seen
         if len(self.attempts) > 1:
             usage = total_usage([*self._usages, usage])
         self.chunk_done()
@@ -309,14 +314,28 @@ class Continuation:
         if isinstance(early, dict):
             record["usage"] = early
 
+    def _read_attempt(self) -> None:
+        """The attempt's event count, and (of one whose events were the answer's as they
+        came) its id, model and early counts, read from what assembled it."""
+        record = self._record
+        if not self._fresh:
+            record["events"] = self._seen
+            return
+        record["events"] = self._events
+        if self._reading is not None:
+            partial = self._reading.partial
+            record["id"], record["model"] = partial.id, partial.model
+            if partial.usage is not None and record["usage"] is None:
+                record["usage"] = usage_to_dict(partial.usage)
+
     def _close(self, error: Exception, usage: Usage | None, outcome: str) -> None:
         record = self._record
+        self._read_attempt()
         usage = reported_usage(usage)
         if usage is None and isinstance(record.get("usage"), dict):
             usage = usage_from_dict(record["usage"])
         record["outcome"] = outcome
         record["usage"] = usage_to_dict(usage)
-        record["events"] = self._seen
         record["error"] = {"type": type(error).__name__,
                            "message": getattr(error, "message", None) or str(error)}
         self._usages.append(usage)
@@ -434,6 +453,11 @@ class Holdback:
 
     def on_next(self, value: Any) -> None:
         """One item of the stream (see the class doc)."""
+        if type(value) is UniEvent and self._text and not self._held:
+            items = value.content_items
+            if items and type(items[0]) is TextItem:  # text flowing: the common case
+                self.target.on_next(value)
+                return
         if type(value) is not UniEvent:
             if isinstance(value, StreamRestart) and not value.whole:
                 held = self._held

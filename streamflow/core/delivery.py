@@ -38,7 +38,7 @@ __all__ = ["DELIVERY", "MAX_GAPS", "Cadence", "quantile"]
 
 DELIVERY: Final = "delivery"
 """The key of the stop event's ``provider`` holding how the answer was delivered."""
-MAX_GAPS: Final = 4096
+MAX_GAPS: Final = 16384
 """The gaps a :class:`Cadence` keeps at most (then a uniform sample of them all)."""
 
 
@@ -79,15 +79,19 @@ class Cadence:
             self.first = now
             return
         self._seen += 1
-        gaps = self.gaps
-        if len(gaps) < MAX_GAPS:
-            gaps.append(now - last)
-            return
+        if self._seen <= MAX_GAPS:
+            self.gaps.append(now - last)
+        else:
+            self._sample(now - last)
+
+    def _sample(self, gap: float) -> None:
+        """Past :data:`MAX_GAPS`: ``gap`` replaces a random one, with the chance that keeps
+        the sample uniform."""
         if self._random is None:
             self._random = random.Random(MAX_GAPS)
         slot = self._random.randrange(self._seen)
         if slot < MAX_GAPS:
-            gaps[slot] = now - last
+            self.gaps[slot] = gap
 
     @property
     def ttft_s(self) -> float | None:

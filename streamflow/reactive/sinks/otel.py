@@ -28,7 +28,7 @@ boundaries) through ``meter_provider`` (default: the global one)::
     gen_ai.client.token.usage                   {token}, gen_ai.token.type input / output
     gen_ai.client.operation.time_to_first_chunk s, when a content fragment arrived
     gen_ai.client.operation.time_per_output_chunk s, each gap after the first fragment
-                                                (the stream's sample: at most 4096)
+                                                (the stream's sample: at most 16,384)
 
 each with ``gen_ai.operation.name``, ``gen_ai.provider.name``,
 ``gen_ai.request.model`` and ``gen_ai.response.model`` where known.

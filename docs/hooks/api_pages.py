@@ -31,6 +31,7 @@ GUIDES = [("Home (README)", "index.md"), ("Getting started", "getting-started.md
           ("Structured output", "structured-output.md"), ("Agents and tools", "agents.md"),
           ("MCP tools", "mcp.md"), ("Browser UIs", "web.md"),
           ("Resumable streams (Redis)", "resume.md"), ("Gateway", "gateway.md"),
+          ("Failover: answers that survive a failing provider", "failover.md"),
           ("Errors, faults and limits", "FAULTS.md"),
           ("Performance and the compiled build", "performance.md"),
           ("Command line", "cli.md"), ("Encoders: what each target carries", "ENCODERS.md"),

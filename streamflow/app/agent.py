@@ -94,8 +94,7 @@ from ._agent_types import (
     wants_tools,
     without_tool_calls,
 )
-from .failover import Failover, SendFn
-from .models import http_sender, own_client
+from .failover import Failover, SendFn, http_sender, own_client
 from .providers import HTTPRequest, Provider, provider_for
 from .streaming.async_stream import stream
 from .tools import ToolRegistry, ToolResult, error_result

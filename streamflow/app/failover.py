@@ -53,6 +53,7 @@ from typing import Any, Literal
 
 import anyio
 import anyio.lowlevel
+import httpx
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 
@@ -74,18 +75,42 @@ from ..reactive._chunk_reader import ChunkReader
 from ..reactive._scope import Scope, current_scope
 from ..reactive._source import Source
 from ..reactive.operators.on_error import exponential_backoff
+from ..reactive.sources.http import from_httpx
 from ..wire.decoder import StreamDecoder
 from ..wire.dialects import get_request
 from ..wire.dialects.request_base import HTTPRequest
 from ..wire.redaction import scrub_error, secrets_in
-from .models import http_sender, own_client
 from .providers import Provider, provider_for
 from .tools import Tool
 
-__all__ = ["Breaker", "Endpoint", "Failover", "FailoverSource", "SendFn", "failure_kind"]
+__all__ = ["Breaker", "Endpoint", "Failover", "FailoverSource", "SendFn", "failure_kind",
+           "http_sender", "own_client"]
 
 SendFn = Callable[[HTTPRequest], Source]
 """Sends one request; returns the (cold) source of its response body."""
+
+TIMEOUT = httpx.Timeout(30.0, read=None)
+"""A run's own client: 30 s to connect, write and pool; reads bounded by ``Limits``."""
+
+
+def own_client() -> httpx.AsyncClient:
+    """The HTTP client a run opens for itself when the caller gave none (close it)."""
+    return httpx.AsyncClient(timeout=TIMEOUT)
+
+
+def http_sender(client: httpx.AsyncClient, *, limits: Limits | None = None) -> SendFn:
+    """A ``send`` function posting each request with ``client`` (status checked, streamed):
+    the one way an Agent's turn and a failover chain's attempt go out."""
+    def send(request: HTTPRequest) -> Source:
+        def build() -> httpx.Request:
+            return client.build_request(request.method, request.url, headers=request.headers,
+                                        content=request.body)
+
+        return from_httpx(client, build, limits=limits)
+
+    return send
+
+
 
 
 @dataclass(eq=False)

@@ -11,44 +11,21 @@ take a model as they take a file::
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
 import httpx
+from reactivex import Observable
 
 from ..core.limits import Limits
 from ..core.requests import Turn
-from ..reactive._source import Source
-from ..reactive.sources.http import AsyncHTTPSource, from_httpx
-from ..wire.dialects.request_base import HTTPRequest
+from ..reactive.sources.http import AsyncHTTPSource
+from .failover import Failover, own_client
 from .providers import provider_for
 from .tools import Tool
 
 __all__ = ["from_model"]
-
-TIMEOUT = httpx.Timeout(30.0, read=None)
-"""A run's own client: 30 s to connect, write and pool; reads bounded by ``Limits``."""
-
-
-def own_client() -> httpx.AsyncClient:
-    """The HTTP client a run opens for itself when the caller gave none (close it)."""
-    return httpx.AsyncClient(timeout=TIMEOUT)
-
-
-def http_sender(client: httpx.AsyncClient, *,
-                limits: Limits | None = None) -> Callable[[HTTPRequest], Source]:
-    """A ``send`` function posting each request with ``client`` (status checked, streamed):
-    the one way an Agent's turn and a failover chain's attempt go out."""
-    def send(request: HTTPRequest) -> Source:
-        def build() -> httpx.Request:
-            return client.build_request(request.method, request.url, headers=request.headers,
-                                        content=request.body)
-
-        return from_httpx(client, build, limits=limits)
-
-    return send
-
 
 class _OwnClientSource(AsyncHTTPSource):
     """An :class:`AsyncHTTPSource` that opens its client per subscription and closes it."""
@@ -65,13 +42,20 @@ class _OwnClientSource(AsyncHTTPSource):
 
 
 def from_model(spec: str, prompt: str | Sequence[Turn], *, tools: Iterable[Tool] = (),
-               limits: Limits | None = None, **options: Any) -> AsyncHTTPSource:
+               limits: Limits | None = None, fallbacks: Sequence[Any] = (),
+               **options: Any) -> Observable[Any]:
     """A source of the model ``spec`` names answering ``prompt`` (a user text, or a
     conversation of neutral :class:`~streamflow.core.requests.Turn` s), offering ``tools``;
     ``options`` are the provider's fields (``max_tokens``, ``system``, ``api_key``,
-    ``base_url``...), ``limits`` the read's. ``ValueError`` for a bad model string."""
+    ``base_url``...), ``limits`` the read's. ``fallbacks`` (model strings, providers or
+    endpoints) make it a :class:`~streamflow.app.failover.Failover` chain's source: the
+    answer goes on at them when the model fails, mid-answer included. ``ValueError`` for
+    a bad model string."""
     provider = provider_for(spec, **options)
     conversation = [Turn.user(prompt)] if isinstance(prompt, str) else list(prompt)
+    if fallbacks:
+        chain = Failover([provider, *fallbacks], limits=limits)
+        return chain.source(conversation, tools=tools)
     built = provider.request(conversation, tools)
     request = httpx.Request(built.method, built.url, headers=built.headers, content=built.body)
     return _OwnClientSource(request, limits=limits)

@@ -217,7 +217,7 @@ def _serve_gateway(line: str, cwd: Path, env: dict[str, str]) -> None:
         missing("the gateway extra is not installed")
     port = _free_port()
     line = re.sub(r"--listen \S+", f"--listen 127.0.0.1:{port}", line)
-    env = {**env, **{v: "test" for v in re.findall(r"--api-key-env (\w+)", line)}}
+    env = {**env, **{v: "test" for v in re.findall(r"--(?:api|fallback)-key-env (\w+)", line)}}
     proc = subprocess.Popen(["bash", "-c", f"exec {line}"], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -56,9 +56,12 @@ CLIENT_BODIES = {
 
 
 async def raw_events(url: str, path: str) -> list[tuple[str | None, Any]]:
-    """The gateway's answer on ``path`` as ``(event name, data JSON)`` pairs."""
+    """The gateway's answer on ``path`` as ``(event name, data JSON)`` pairs; an HTTP error
+    (a failure before any output) as ``[("error", its envelope)]``."""
     async with httpx.AsyncClient() as client:
         response = await client.post(url + path, json=CLIENT_BODIES[path])
+    if response.status_code >= 400:  # failed before any output: the error alone, as a status
+        return [("error", response.json())]
     out: list[tuple[str | None, Any]] = []
     for block in response.text.split("\n\n"):
         name, data = None, None

@@ -170,3 +170,23 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+async def test_output_and_an_error_in_the_first_chunk_reach_the_client_in_band() -> None:
+    """Nothing the upstream gave is lost: the text before the error is the client's."""
+    from streamflow import ProviderError, TextItem, UniEvent
+    from streamflow.servers.replay import Route
+    from streamflow.wire.dialects import get_encoder
+    from streamflow.wire.dialects.encoder import BodyWriter
+
+    writer = BodyWriter(get_encoder("anthropic")())
+    body = writer.feed(UniEvent("delta", [TextItem("text.delta", "Paris is")]))
+    tail, _ = writer.close(ProviderError("Overloaded", code=529, type="overloaded_error"))
+    async with ReplayServer(Route(chunks=[body + tail])) as one, \
+            serve(create_app(one.url, "anthropic")) as url, httpx.AsyncClient() as client:
+        response = await client.post(url + "/v1/messages", json={
+            "model": "m", "max_tokens": 64, "stream": True,
+            "messages": [{"role": "user", "content": "hi"}]})
+    assert response.status_code == 200
+    assert '"text":"Paris is"' in response.text.replace(" ", "") or "Paris is" in response.text
+    assert "event: error" in response.text and "overloaded_error" in response.text

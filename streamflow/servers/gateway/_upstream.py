@@ -163,16 +163,19 @@ class Relayed:
         self._ended = False
 
     async def start(self) -> None:
-        """Read until the answer's first chunk: a failure before it (the chain tried
-        what it could) is raised, for the client's status and envelope; the run ends
-        with it too (its sinks see the failed answer)."""
+        """Read until the answer's first chunk: a failure with no output before it (the
+        chain tried what it could) is raised, for the client's status and envelope, and
+        the run ends with it (its sinks see the failed answer); one after output ends
+        the answer when it is relayed (what came first is the client's, then the
+        in-band error)."""
         try:
             await anext(self._relay)
         except StopAsyncIteration:
             self._end(None)
         except StreamflowError as error:
             self._end(error)
-            raise scrub_error(error, self.source.secrets) from None
+            if not self.splice.has_output:
+                raise scrub_error(error, self.source.secrets) from None
 
     async def relay(self, written: Callable[[], bytes]) -> AsyncIterator[bytes]:
         """The rest of the answer, read into the run in this task (after :meth:`start`):

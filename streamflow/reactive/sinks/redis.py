@@ -176,12 +176,12 @@ class RedisStreamSink(AsyncSink):
         if batch[-1]["k"] == END:
             commands.append(("expire", (self.key, self.ttl), {}))
         elif now - self._renewed >= self.heartbeat or batch[-1]["k"] == START \
-                or self.replicas:  # a write on WAIT's connection: see _durably
+                or self.replicas:  # a write on WAIT's connection: see _on_node
             # a live key outlives its last renewal by ttl + a few beats
             commands.append(("expire", (self.key, self.ttl + math.ceil(3 * self.heartbeat)), {}))
             self._renewed = now
-        if self.replicas:
-            replies = await self._durably(commands)
+        if self.replicas or self._link.cluster:
+            replies = await self._on_node(commands)
         else:
             replies = await self._link.pipeline(*commands, transaction=False,
                                                 raise_on_error=False)
@@ -197,9 +197,11 @@ class RedisStreamSink(AsyncSink):
         self._count += len(batch)
         self.last_id = ids[-1]
 
-    async def _durably(self, commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]]
+    async def _on_node(self, commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]]
                        ) -> list[Any]:
-        """The batch, then ``WAIT replicas timeout``, on one connection of the key's node.
+        """The batch on one connection of the key's node, then (``replicas``) ``WAIT
+        replicas timeout`` on it; a cluster's batches go this way too (redis-py's cluster
+        pipeline, which routes every command anew, costs more: docs/resume.md).
 
         WAIT counts the replicas that have every write of its connection; the batch
         ends with an EXPIRE (always a write), so a batch sent again after a dropped
@@ -207,9 +209,11 @@ class RedisStreamSink(AsyncSink):
         the replicas to have them.
         """
         assert self._link is not None
+        raw = [_raw(command) for command in commands]
+        if not self.replicas:
+            return await self._link.on_node(self.key, *raw)
         replies = await self._link.on_node(
-            self.key, *(_raw(command) for command in commands),
-            wait=(self.replicas, max(1, int(self.replica_timeout * 1000))))
+            self.key, *raw, wait=(self.replicas, max(1, int(self.replica_timeout * 1000))))
         acknowledged = replies.pop()
         if isinstance(acknowledged, Exception):
             raise transport_error(acknowledged)

@@ -31,7 +31,7 @@ import httpx
 
 import streamflow
 from streamflow import Endpoint, Failover, Message
-from streamflow.app.models import http_sender
+from streamflow.app.failover import http_sender
 from streamflow.core.requests import ChatRequest
 from streamflow.reactive.sources import from_httpx
 from streamflow.wire.dialects.request_base import HTTPRequest

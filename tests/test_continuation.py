@@ -100,6 +100,7 @@ class Oracle:
     groups: list[Group]
     original: ChatRequest
     repeat: int = 0  # characters of the prefix's end an instructed answer repeats
+    echo: bool = False  # the answer begins with the whole prefix as sent (llama.cpp)
     asked: list[ChatRequest] = field(default_factory=list)
 
     def rest(self, request: ChatRequest) -> list[Group]:
@@ -116,7 +117,7 @@ class Oracle:
         text = self.groups[index].value
         assert text.startswith(kept), (text, kept)
         start = len(kept) - (0 if prefilled else min(self.repeat, len(kept)))
-        rest = text[start:]
+        rest = (kept if self.echo else "") + text[start:]
         out = [Group("text", rest)] if rest else []
         return out + [g for g in self.groups[index + 1:]]
 
@@ -279,6 +280,14 @@ def test_thinking_whole_but_no_text_yet_is_dropped_too() -> None:
     assert len(thinking) == 1
 
 
+def test_a_server_that_echoes_the_prefill_before_going_on_is_not_repeated() -> None:
+    """llama.cpp streams the prefilled text again, with its first new token, first."""
+    oracle = Oracle(ANSWER[:2], ChatRequest(turns=[Turn.user("Hi")]), echo=True)
+    _splice, consumers = drive(oracle, [8], [[40, 44, 50]], prefill=True)
+    assert consumers.live.message.text == ANSWER[1].value
+    assert consumers.held_message().text == ANSWER[1].value
+
+
 def test_instruction_mode_sends_the_partial_then_asks_to_go_on_and_trims_a_repeat() -> None:
     request = ChatRequest(turns=[Turn.user("Hi")], thinking=Thinking(budget=1024))
     oracle = Oracle(ANSWER[:2], request, repeat=12)
@@ -291,8 +300,8 @@ def test_instruction_mode_sends_the_partial_then_asks_to_go_on_and_trims_a_repea
 
 def test_usage_is_summed_and_each_attempt_is_recorded() -> None:
     oracle = Oracle(ANSWER[:2], ChatRequest(turns=[Turn.user("Hi")]))
-    _splice, consumers = drive(oracle, [7, 3], [[9]], prefill=True,
-                              error=StreamTimeoutError("idle", 5))
+    _splice, consumers = drive(oracle, [6, 3], [[5, 12, 20, 31, 40]], prefill=True,
+                               error=StreamTimeoutError("idle", 5))
     message = consumers.live.message
     usage = message.usage
     assert usage is not None and usage.prompt_tokens == 10 + 11 + 12
@@ -363,13 +372,13 @@ distinct = st.lists(st.sampled_from("abcdefghijklmnopqrstuvwxyz0123456789 ,.\n")
 @settings(max_examples=300, deadline=None)
 @given(answers, st.lists(st.integers(0, 60), max_size=3),
        st.lists(st.lists(st.integers(0, 50), max_size=6), min_size=1, max_size=3),
-       st.booleans(), distinct)
+       st.booleans(), distinct, st.booleans())
 def test_any_cuts_and_chunkings_give_the_intended_answer_once(
         groups: list[Group], cut_at: list[int], chunkings: list[list[int]],
-        prefill: bool, plain: str) -> None:
-    if not prefill:  # see above
+        prefill: bool, plain: str, echo: bool) -> None:
+    if not prefill or echo:  # see above
         groups = [Group("text", plain) if g.kind == "text" else g for g in groups]
-    oracle = Oracle(groups, ChatRequest(turns=[Turn.user("Hi")]))
+    oracle = Oracle(groups, ChatRequest(turns=[Turn.user("Hi")]), echo=echo)
     splice, consumers = drive(oracle, cut_at, chunkings, prefill=prefill)
     want = intended(groups)
     assert [item_to_dict(i) for i in consumers.live.message.items] == want

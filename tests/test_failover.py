@@ -279,3 +279,28 @@ def test_settings_are_checked() -> None:
         Breaker(failures=0)
 
 
+
+
+async def test_the_stall_timeout_bounds_the_wait_for_headers_too() -> None:
+    """An upstream that takes the request and never answers is left at the stall timeout
+    (not at the default idle timeout of ten minutes)."""
+    import time
+
+    import anyio
+    from anyio.abc import SocketStream
+
+    from tests.sources.test_http_timeouts import hostile
+
+    async def never(stream: SocketStream) -> None:
+        await anyio.sleep(30)
+
+    async with hostile(never) as silent, serving(Model("openai-chat")) as servers:
+        chain = Failover([endpoint("anthropic", silent), endpoint("openai-chat",
+                                                                  servers[0].url)],
+                         tries=1, stall_timeout=0.5)
+        started = time.monotonic()
+        message = await streamflow.run(chain.source(QUESTION))
+    assert time.monotonic() - started < 5
+    check_whole(message)
+    first = message.delivery["attempts"][0]  # type: ignore[index]
+    assert first["outcome"] == "failed" and "no response headers" in first["error"]["message"]

@@ -404,6 +404,8 @@ class Failover:
                     raise TypeError(f"endpoint {endpoint.name!r} has no way to send: give "
                                     "the chain or the endpoint a send function")
                 source = sender(request)
+                if isinstance(source, Source) and source.limits is None:
+                    source.limits = limits  # the attempt's: its headers' wait is the stall's
                 reader = ChunkReader(limits, source.map_error)
                 try:
                     async with AsyncExitStack() as stack:

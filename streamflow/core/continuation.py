@@ -26,10 +26,12 @@ At a cut (:meth:`Continuation.cut`):
   An answer with no text yet keeps nothing: every group is dropped and the request
   goes again as it was (a model asked again thinks again: its first thinking block
   would come twice).
-* The next attempt's first text is trimmed of what repeats the end of the answer:
-  the whitespace the prefill lost, or (instruction) a repeat of at least
-  :data:`MIN_OVERLAP` characters of the last :data:`WINDOW` -- it is held back until
-  :data:`WINDOW` characters arrived or its group ended, so the repeat is seen whole.
+* The next attempt's first text is trimmed of what repeats the answer: the whole
+  prefix as sent, when the server echoes it before going on (llama.cpp does, after a
+  prefill), then the whitespace the prefill lost; else the whitespace the prefill lost,
+  or (instruction) a repeat of at least :data:`MIN_OVERLAP` characters of the last
+  :data:`WINDOW`. It is held back until that can be told (:data:`WINDOW` characters, or
+  as long as it still reads as the prefix) or its group ended.
 
 The last attempt's stop ends the answer: its usage is the sum of every attempt's,
 and its ``provider`` carries :data:`~streamflow.core.delivery.DELIVERY` (each
@@ -142,6 +144,9 @@ class Continuation:
         self._trimmed = 0  # characters trimmed from the attempt's first text group
         self._tail = ""
         self._minimum = 1
+        self._echo = ""  # the prefix as sent: an attempt may begin by repeating it whole
+        self._echo_tail = ""  # what the text after such a repeat may repeat (a prefill's)
+        self._echoing = False  # the attempt's first text may still be that repeat
 
     # -- reading ---------------------------------------------------------------
     @property
@@ -200,7 +205,7 @@ class Continuation:
         ``attempt`` at ``endpoint`` after ``delay`` s. ``usage`` is what the failed attempt
         reported. Returns the notice emitted (``None`` while the answer has no output)."""
         self._settle()
-        self._close(error, usage, "cut" if self.has_output else "failed")
+        self._close(error, usage, None)
         if not self.has_output:
             return None
         self._take_over()
@@ -223,6 +228,7 @@ class Continuation:
         self._merge = assembler.open_kind == "text"
         self._trimming = True
         self._head, self._head_chars, self._unopened = [], 0, False
+        self._echoing = False
         notice = StreamRestart(error, attempt, discard, delay, groups=groups, endpoint=endpoint)
         self.emit(notice)
         return notice
@@ -234,16 +240,19 @@ class Continuation:
         request = self.request
         parts = self._prefix()
         text = "".join(p.text for p in parts if isinstance(p, TextItem))
-        self._tail, self._minimum = "", 1
+        self._tail, self._minimum, self._echo, self._echo_tail = "", 1, "", ""
         if self._fresh or not text.strip():
             return replace(request, turns=list(request.turns), options=dict(request.options))
         if prefill and request.thinking is None:
             kept = text.rstrip()
             self._tail, self._minimum = text[len(kept):], len(text) + 1  # whitespace only
+            self._echo, self._echo_tail = kept, self._tail
             turns = [*request.turns, Turn("assistant", [TextItem("text.done", kept)])]
         else:
             self._tail, self._minimum = text[-WINDOW:], MIN_OVERLAP
+            self._echo = text
             turns = [*request.turns, Turn("assistant", parts), Turn.user(self.instruction)]
+        self._echoing = True
         return replace(request, turns=turns, options=dict(request.options))
 
     def fail(self, error: Exception, usage: Usage | None) -> Exception:
@@ -328,9 +337,13 @@ class Continuation:
             if partial.usage is not None and record["usage"] is None:
                 record["usage"] = usage_to_dict(partial.usage)
 
-    def _close(self, error: Exception, usage: Usage | None, outcome: str) -> None:
+    def _close(self, error: Exception, usage: Usage | None, outcome: str | None) -> None:
+        """The attempt in progress ended with ``error``: ``outcome``, or (``None``) ``"cut"``
+        when it gave events and ``"failed"`` when it gave none."""
         record = self._record
         self._read_attempt()
+        if outcome is None:
+            outcome = "cut" if record["events"] else "failed"
         usage = reported_usage(usage)
         if usage is None and isinstance(record.get("usage"), dict):
             usage = usage_from_dict(record["usage"])
@@ -376,10 +389,7 @@ class Continuation:
         if self._trimming:
             if not is_done(item):
                 assert isinstance(item, TextItem)
-                self._head.append(item)
-                self._head_chars += len(item.text)
-                if self._head_chars >= max(len(self._tail), 1):
-                    self._settle()
+                self._hold(item)
                 return
             self._settle()
         if self._unopened:  # the attempt's first text group, nothing new in it so far
@@ -402,6 +412,20 @@ class Continuation:
                   UniEvent("delta", [item], created_at=event.created_at,
                            provider=event.provider))
 
+    def _hold(self, item: TextItem) -> None:
+        """Hold a fragment of the attempt's first text until what it repeats can be told:
+        the whole prefix as sent (a server that echoes a prefill), or the answer's end."""
+        start = self._head_chars
+        self._head.append(item)
+        self._head_chars += len(item.text)
+        echo = self._echo
+        if self._echoing:  # the fragment against the prefix where it would fall
+            self._echoing = echo[start:].startswith(item.text[:max(0, len(echo) - start)])
+        if self._echoing and self._head_chars < len(echo) + len(self._echo_tail):
+            return  # the prefix again, maybe: wait (and for the whitespace after it)
+        if self._head_chars >= max(len(self._tail), 1) or self._echoing:
+            self._settle()
+
     def _settle(self) -> None:
         """Emit the held first text of the attempt, trimmed of what it repeats."""
         if not self._trimming or not self._head:
@@ -410,7 +434,13 @@ class Continuation:
         self._head_chars = 0
         self._trimming = False
         text = "".join(h.text for h in head)
-        self._trimmed = overlap(self._tail, text, self._minimum)
+        if self._echo and text.startswith(self._echo):  # the prefix repeated whole
+            rest = text[len(self._echo):]
+            self._trimmed = len(self._echo) + overlap(self._echo_tail, rest, len(rest) + 1)
+        elif self._echoing and self._echo.startswith(text):  # its start, then cut short
+            self._trimmed = len(text)
+        else:
+            self._trimmed = overlap(self._tail, text, self._minimum)
         rest = text[self._trimmed:]
         if rest:
             self._out(UniEvent("delta", [replace(head[0], text=rest)]))

@@ -105,8 +105,8 @@ class ChunkReader:
         raise error from exc
 
     async def open(self, stack: AsyncExitStack, body: ChunkStream) -> AsyncIterator[bytes]:
-        """Enter ``body`` on ``stack`` within the deadline and the first-chunk limit; its
-        chunk iterator."""
+        """Enter ``body`` on ``stack`` within the deadline and the first-chunk limit (an
+        HTTP source bounds its headers by the idle timeout itself); its chunk iterator."""
         with anyio.move_on_after(min(self.ends_at, self.first_by) - anyio.current_time()
                                  ) as waited:
             try:

@@ -63,8 +63,10 @@ class Upstream:
 
     ``api_key`` is sent to the upstream when set; otherwise the client's own key is
     forwarded in the upstream's header. ``model`` replaces the client's model name
-    when set. ``client`` is created on first use (and closed by :meth:`aclose`)
-    unless one is given; the one made here reads through the private
+    when set. ``prefill`` says whether the upstream continues a final assistant turn
+    (``None``: its dialect's default; a llama.cpp server does: ``True``), for an answer
+    a failover chain continues there. ``client`` is created on first use (and closed by
+    :meth:`aclose`) unless one is given; the one made here reads through the private
     ``gateway._h1.H1Transport`` (llhttp under an asyncio Protocol on asyncio, httpx's
     own transport elsewhere: the cheapest read per chunk) and keeps no cookies (one
     client serves every request: an upstream's cookie must not reach another client's
@@ -78,6 +80,7 @@ class Upstream:
     client: httpx.AsyncClient | None = None
     limits: Limits = DEFAULT_LIMITS
     headers: dict[str, str] = field(default_factory=dict)
+    prefill: bool | None = None
     _owned: bool = field(default=False, repr=False)
 
     def __repr__(self) -> str:
@@ -127,12 +130,12 @@ class Upstream:
     def send(self, request: HTTPRequest) -> AsyncHTTPSource:
         """The source of ``request``'s answer through this upstream's client (status
         checked before any byte is parsed: a non-2xx answer raises ``HTTPStatusError``
-        with the upstream's envelope read)."""
+        with the upstream's envelope read); read within the attempt's limits (this
+        upstream's, with the chain's timeouts)."""
         client = self.http_client()
         return AsyncHTTPSource(
             client, lambda: client.build_request(request.method, parsed_url(request.url),
-                                                 headers=request.headers, content=request.body),
-            limits=self.limits)
+                                                 headers=request.headers, content=request.body))
 
     def endpoint(self, client_headers: Mapping[str, str], *,
                  passthrough: HTTPRequest | None = None, turns: int = 0) -> Endpoint:
@@ -144,8 +147,8 @@ class Upstream:
                 return passthrough
             return self.request(chat, client_headers)
 
-        return Endpoint(self.dialect, build, name=self.name, limits=self.limits,
-                        send=self.send)
+        return Endpoint(self.dialect, build, name=self.name, prefill=self.prefill,
+                        limits=self.limits, send=self.send)
 
 
 class Relayed:

@@ -139,16 +139,20 @@ class Endpoint:
         self.name = self.name or self.dialect
 
     @classmethod
-    def of(cls, target: Endpoint | Provider | str, **options: Any) -> Endpoint:
+    def of(cls, target: Endpoint | Provider | str, *, name: str | None = None,
+           prefill: bool | None = None, limits: Limits | None = None,
+           send: SendFn | None = None, **options: Any) -> Endpoint:
         """``target`` as an endpoint: an endpoint as it is, a :class:`Provider`, or a model
         string (``"openai:gpt-4.1-mini"``, :func:`~streamflow.app.providers.provider_for`;
-        ``options`` are the provider's fields)."""
+        ``options`` are the provider's fields). ``name`` defaults to
+        ``provider:model@base_url``; ``prefill``, ``limits`` and ``send`` as the class
+        says (``Endpoint.of(OpenAIChatProvider(base_url=llama_url), prefill=True)``)."""
         if isinstance(target, Endpoint):
             return target
         provider = provider_for(target, **options) if isinstance(target, str) else target
         return cls(provider.dialect, provider.build,
-                   name=f"{provider.name}:{provider.model}@{provider.base_url}",
-                   provider=provider)
+                   name=name or f"{provider.name}:{provider.model}@{provider.base_url}",
+                   prefill=prefill, limits=limits, send=send, provider=provider)
 
     @property
     def stream_dialect(self) -> str:

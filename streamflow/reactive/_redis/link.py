@@ -198,7 +198,7 @@ class RedisLink:
         self.failover = failover if self.cluster else 0.0
         if self.threaded:
             self.threads = anyio.CapacityLimiter(THREADS)
-        self._lock = anyio.Lock()
+        self._lock: anyio.Lock | None = None  # made on first use, inside the event loop
         self._reached = False  # a command succeeded once: failover retries from then on
         self._failing = 0  # calls waiting out a failover right now
         self.recovered = 0.0  # anyio time the last failover wait ended
@@ -244,6 +244,7 @@ class RedisLink:
 
     async def _client(self) -> Any:
         if self.client is None:  # a sync cluster client connects when made: in a thread
+            self._lock = self._lock or anyio.Lock()
             async with self._lock:
                 if self.client is None:
                     assert self._make is not None

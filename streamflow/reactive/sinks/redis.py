@@ -28,10 +28,11 @@ The sink names its entries ``<ms>-<n>`` (its clock at the start, then a count fr
 is refused by Redis if it had arrived, never stored twice.
 
 Durability (``replicas=n``): after each batch of entries -- one round trip -- the sink
-sends ``WAIT n replica_timeout`` on the same connection and takes the batch as written
-only when ``n`` replicas acknowledged it; a batch cut by a failover is written again, whole,
-to the new primary. So what readers may have seen is on a replica or written again: a
-primary killed mid-stream loses nothing. It costs one replication round trip per batch
+sends ``WAIT n replica_timeout`` on the same connection, and writes nothing more until
+``n`` replicas acknowledged the batch (or ``replica_timeout`` passed); a batch whose
+round trip a failover cut is written again, whole, to the new primary. So what
+readers may have seen is on a replica or written again: a primary killed mid-stream loses
+nothing. It costs one replication round trip per batch
 (docs/resume.md has the figures), and a node with fewer replicas than ``n`` (say, the
 promoted replica before its old primary came back) makes each batch wait
 ``replica_timeout``; such batches are counted in ``unreplicated`` and logged once. Without

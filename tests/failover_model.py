@@ -154,6 +154,7 @@ class Model:
     dialect: str
     faults: list[str | None] = field(default_factory=list)
     asked: list[tuple[str, str | None]] = field(default_factory=list)
+    delay: float = 0.0  # seconds before each chunk: a model that takes its time
 
     def __call__(self, hit: Hit) -> Route:
         attempt = len(self.asked)
@@ -172,7 +173,7 @@ class Model:
         tail, _ = writer.close(None)
         chunks[-1] += tail
         if fault is None:
-            return Route(chunks=[c for c in chunks if c])
+            return Route(chunks=[c for c in chunks if c], delays=self.delay)
         kind = {"cut-text": TextItem, "cut-args": ToolCallItem,
                 "cut-thinking": ThinkingItem, "stall": TextItem}[fault]
         hits = [i for i, e in enumerate(events)

@@ -69,6 +69,7 @@ from ..core.errors import (
     StreamTimeoutError,
     TransportError,
 )
+from ..core.events import UniEvent
 from ..core.limits import DEFAULT_LIMITS, Limits
 from ..core.requests import ChatRequest, Turn
 from ..reactive._chunk_reader import ChunkReader
@@ -450,7 +451,10 @@ class FailoverSource(Observable[Any]):
     notice), so sinks that cannot take that back get it through a
     :class:`~streamflow.core.continuation.Holdback`; ``continuation`` is the last
     subscription's splice (``run()`` reads its message instead of assembling a second
-    one); ``secrets`` the credential values its attempts sent.
+    one); ``secrets`` the credential values its attempts sent. ``earlier`` is an answer
+    begun elsewhere: its events so far (which its readers have) and why it stopped; the
+    answer goes on from them (:meth:`Continuation.take_over`: a resumable stream whose
+    producer died, continued by another instance).
     """
 
     gives_events = True  # a run decodes nothing: the relay does, attempt by attempt
@@ -461,11 +465,13 @@ class FailoverSource(Observable[Any]):
         return self.failover.can_continue
 
     def __init__(self, failover: Failover, request: ChatRequest,
-                 send: SendFn | None = None) -> None:
+                 send: SendFn | None = None, *,
+                 earlier: tuple[list[UniEvent], Exception] | None = None) -> None:
         super().__init__()
         self.failover = failover
         self.request = request
         self.send = send
+        self.earlier = earlier
         self.secrets: frozenset[str] = frozenset()
         self.continuation: Continuation | None = None
 
@@ -479,6 +485,8 @@ class FailoverSource(Observable[Any]):
             return Disposable()
         splice = Continuation(self.request, observer.on_next, clock=self.failover.clock,
                               instruction=self.failover.instruction)
+        if self.earlier is not None:  # an answer begun by a producer that stopped
+            splice.take_over(*self.earlier, endpoint=self.failover.primary.name)
         self.continuation = splice
         return owner.spawn(lambda cancel: self._pump(splice, observer, cancel, owner),
                            "streamflow-pump:FailoverSource")

@@ -233,6 +233,20 @@ class Continuation:
         self.emit(notice)
         return notice
 
+    def take_over(self, events: list[UniEvent], error: Exception, *,
+                  endpoint: str = "") -> StreamRestart | None:
+        """The answer so far is ``events``, which another producer gave (its consumers
+        have them) before it stopped with ``error``: they are the answer's, assembled
+        here and not emitted again, and the answer goes on as after a cut, the next
+        attempt at ``endpoint``. Returns the cut's notice (``None``: no output yet)."""
+        self._fresh = False
+        self.begin("an earlier producer", "", None)
+        for event in events:
+            if event.content_items:
+                self._seen += 1
+                self._out(event, emit=False)
+        return self.cut(error, None, attempt=2, delay=0.0, endpoint=endpoint)
+
     def next_request(self, prefill: bool) -> ChatRequest:
         """The request of the next attempt: the original one, with what the answer kept
         as the assistant's prefix (``prefill``: as the final turn, else followed by
@@ -277,9 +291,9 @@ class Continuation:
             if self._reading is not None:
                 self.assembler = Assembler.resume(self._reading.partial)
 
-    def _out(self, event: UniEvent) -> None:
+    def _out(self, event: UniEvent, emit: bool = True) -> None:
         """Emit one of the answer's events (the per-token path: counted, and assembled
-        here once a cut happened)."""
+        here once a cut happened); ``emit=False``: one its consumers already have."""
         items = event.content_items
         if not items:  # the stop
             self._stop(event)
@@ -292,9 +306,10 @@ class Continuation:
             if not self._open:
                 self._open = True
                 self._starts.append(self._events)
-            self._content = True
+            self._content = emit
         self._events += 1
-        self.emit(event)
+        if emit:
+            self.emit(event)
 
     def _stop(self, event: UniEvent) -> None:
         record = self._record

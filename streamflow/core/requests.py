@@ -237,6 +237,47 @@ class ChatRequest:
             self.options[option] = value
             self.asked[option] = key
 
+    def to_dict(self) -> JSONDict:
+        """JSON form (what another process needs to ask the same again: a continued
+        answer's recipe): every field, the turns as :meth:`Turn.to_dict` writes them."""
+        return {
+            "model": self.model, "turns": [t.to_dict() for t in self.turns],
+            "system": self.system,
+            "tools": [{"name": t.name, "description": t.description,
+                       "parameters": t.parameters, "strict": t.strict} for t in self.tools],
+            "tool_choice": None if self.tool_choice is None else {
+                "mode": self.tool_choice.mode, "name": self.tool_choice.name,
+                "parallel": self.tool_choice.parallel},
+            "max_tokens": self.max_tokens, "temperature": self.temperature,
+            "top_p": self.top_p, "stop": list(self.stop), "stream": self.stream,
+            "include_usage": self.include_usage,
+            "thinking": None if self.thinking is None else {
+                "budget": self.thinking.budget, "effort": self.thinking.effort},
+            "options": dict(self.options), "asked": dict(self.asked),
+            "extra": dict(self.extra), "source": self.source}
+
+    @classmethod
+    def from_dict(cls, data: JSONDict) -> ChatRequest:
+        """Inverse of :meth:`to_dict` (``ValueError``/``KeyError``/``TypeError`` for another
+        shape)."""
+        choice, thinking = data.get("tool_choice"), data.get("thinking")
+        return cls(
+            model=str(data["model"]), turns=[Turn.from_dict(t) for t in data["turns"]],
+            system=data.get("system"),
+            tools=[ToolSpec(str(t["name"]), str(t.get("description") or ""),
+                            dict(t.get("parameters") or {}), t.get("strict"))
+                   for t in data.get("tools") or ()],
+            tool_choice=None if choice is None else ToolChoice(
+                choice["mode"], choice.get("name"), choice.get("parallel")),
+            max_tokens=data.get("max_tokens"), temperature=data.get("temperature"),
+            top_p=data.get("top_p"), stop=list(data.get("stop") or ()),
+            stream=bool(data.get("stream", True)),
+            include_usage=bool(data.get("include_usage")),
+            thinking=None if thinking is None else Thinking(thinking.get("budget"),
+                                                            thinking.get("effort")),
+            options=dict(data.get("options") or {}), asked=dict(data.get("asked") or {}),
+            extra=dict(data.get("extra") or {}), source=str(data.get("source") or ""))
+
     def tool_names(self) -> dict[str, str]:
         """Tool-call id -> tool name, from the assistant turns (Gemini's results need names)."""
         return {p.tool_call_id: p.name for t in self.turns for p in t.parts

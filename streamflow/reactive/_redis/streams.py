@@ -2,7 +2,7 @@
 
 One stream key holds one answer, in order::
 
-    <ms>-0  k=start  heartbeat=2.0 maxlen=… w=…   written before the upstream is read
+    <ms>-0  k=start  heartbeat=2.0 maxlen=… w=… [window=…]  written before the upstream is read
     <ms>-1  k=event  d={uni JSON}                 one per UniEvent (streamflow.wire.dialects.uni)
     <ms>-2  k=beat                                every ``heartbeat`` seconds while live
     <ms>-n  k=end    d={stop event | {"error": {...}}}   the terminal entry, then EXPIRE
@@ -184,9 +184,11 @@ async def read_batches(link: RedisLink, key: str, *, after: str | None = None,
     wanted = _first_wanted(key, entry_key(head.id), after)
     if entry_key(head.id) > wanted:
         raise await _missing(link, key, wanted)
-    if window is None:
+    if window is None:  # the writer's own (a stream another writer may take over waits
+        # longer), else three of its heartbeats
         beat = head.fields.get("heartbeat") if head.kind == START else None
-        window = WINDOW_BEATS * float(beat or DEFAULT_HEARTBEAT)
+        said = head.fields.get("window") if head.kind == START else None
+        window = float(said) if said else WINDOW_BEATS * float(beat or DEFAULT_HEARTBEAT)
     cursor = after if after is not None else "0-0"
     source = tailer.follow(key, cursor, window) if tailer is not None \
         else _poll(link, key, cursor, window)

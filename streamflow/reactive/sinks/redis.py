@@ -71,6 +71,7 @@ from .._redis.streams import (
     RedisLink,
     entry_data,
     entry_id,
+    entry_key,
     parse_entry,
 )
 from .._scope import current_scope
@@ -96,6 +97,9 @@ class RedisStreamSink(AsyncSink):
       most ``replica_timeout`` seconds); 0 (the default) does not wait. See the module
       doc for what it buys and costs; ``unreplicated`` counts the batches that were
       acknowledged by fewer.
+    * ``window`` -- how long readers wait without an entry before giving up (written in
+      the start entry; default: three heartbeats): a stream another process may take
+      over (:meth:`take_over`) gives them the time to.
 
     One writer task sends the entries: events that arrive while a write is in
     flight go together in the next round trip (a pipeline), at most ``buffer``
@@ -107,7 +111,7 @@ class RedisStreamSink(AsyncSink):
     def __init__(self, url: RedisTarget, key: str, *, maxlen: int = 100_000,
                  ttl: float = 3600.0, heartbeat: float = DEFAULT_HEARTBEAT,
                  link: RedisLink | None = None, replicas: int = 0,
-                 replica_timeout: float = 1.0) -> None:
+                 replica_timeout: float = 1.0, window: float | None = None) -> None:
         if maxlen < 2:
             raise ValueError("maxlen must leave room for the start and end entries")
         if replicas < 0 or replica_timeout <= 0:
@@ -120,6 +124,7 @@ class RedisStreamSink(AsyncSink):
         self.maxlen = maxlen
         self.ttl = max(1, math.ceil(ttl))
         self.heartbeat = heartbeat
+        self.window = window
         self.last_id: str | None = None  # id of the last entry written
         self._ms = 0  # the ms part of every entry id: the clock when the stream started
         self._count = 0  # entries written: the sequence number of the next one
@@ -155,12 +160,36 @@ class RedisStreamSink(AsyncSink):
         if self._link is None:
             self._link = RedisLink(self.url)
         self._ms = time.time_ns() // 1_000_000
-        await self._write([{"k": START, "heartbeat": repr(self.heartbeat),
-                            "maxlen": str(self.maxlen), "w": self._writer}])
+        head = {"k": START, "heartbeat": repr(self.heartbeat), "maxlen": str(self.maxlen),
+                "w": self._writer}
+        if self.window is not None:
+            head["window"] = repr(self.window)
+        await self._write([head])
+        self._begin(group)
+        return self.last_id or ""
+
+    async def take_over(self, task_group: TaskGroup) -> bool:
+        """Go on writing a stream another writer started and left without its terminal
+        entry (its producer died): the entries continue its numbering, a heartbeat
+        first, so its readers read on. False when the stream has ended (or is gone):
+        nothing to take over. The writer runs in ``task_group``."""
+        if self._started:
+            raise RuntimeError("a started sink takes nothing over")
+        if self._link is None:
+            self._link = RedisLink(self.url)
+        last = await self._link.call("xrevrange", self.key, "+", "-", count=1)
+        if not last or parse_entry(last[0]).kind == END:
+            return False
+        self._ms, count = entry_key(parse_entry(last[0]).id)
+        self._count = count + 1
+        await self._write([{"k": BEAT}])
+        self._begin(task_group)
+        return True
+
+    def _begin(self, group: TaskGroup) -> None:
         self._started = True
         self._loop = anyio.CancelScope()
         group.start_soon(self._write_loop, self._loop, name=f"streamflow-redis:{self.key}")
-        return self.last_id or ""
 
     async def _write(self, batch: list[dict[str, str]]) -> None:
         """XADD every entry in one round trip; renew the expiry now and then, set it at the end."""
@@ -323,6 +352,14 @@ class RedisStreamSink(AsyncSink):
             await self._done.wait()
         if self._error is not None:
             raise self._error
+
+    def abandon(self) -> None:
+        """Write nothing more, at once, not even a terminal entry: another writer has the
+        stream now (a producer whose lease was taken over)."""
+        self.finished = True
+        self._pending.clear()
+        if self._loop is not None:
+            self._loop.cancel()
 
     async def aclose(self) -> None:
         """Stop the writer and close an own connection (the entries stay until they expire)."""

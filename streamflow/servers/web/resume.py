@@ -44,9 +44,20 @@ read on the node serving it, and a failover is waited out (``reactive._redis``).
 (``RedisStreamSink``): then a primary killed mid-answer loses nothing; without it, the
 readers of an answer that lost entries end with :class:`StreamGapError` naming them.
 
+**An answer that outlives its producer** (``chains={"name": Failover(...)}``, the same on
+every instance): an answer started from such a chain's source keeps its recipe (the chain's
+name, the neutral request) beside its stream, and its producer a lease, renewed every
+heartbeat. When the producer dies -- SIGKILL, a lost machine -- the lease lapses, one other
+instance claims it, reads the answer so far from the stream and continues it there: the
+chain is asked again with it as the assistant's prefix and the continuation is written on
+into the same stream, so its readers (who wait :data:`~web._resume_lease.WINDOW_BEATS`
+heartbeats without an entry) read one answer, nothing repeated
+(``web._resume_lease``). A producer that finds its lease taken stops writing at once.
+Byte sources and Agent runs are not taken over: their readers end as before.
+
 The producer side is :func:`launch` (the chat's token kept or issued, the stream's
-``start`` entry written, the chat pointed at it) and :func:`produce`, the one producer of
-byte sources, UniEvent sources and Agent runs alike.
+``start`` entry written, the chat pointed at it), :func:`produce`, the one producer of
+byte sources, UniEvent sources and Agent runs alike, and :func:`take_over`.
 """
 
 from __future__ import annotations
@@ -54,7 +65,7 @@ from __future__ import annotations
 import inspect
 import json
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Any
 
@@ -64,11 +75,19 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from ...app.agent import AgentEvent
+from ...app.failover import Failover, FailoverSource
 from ...app.runtime import run
-from ...core.errors import CancelledStreamError, SinkError, StreamflowError, StreamTimeoutError
+from ...core.errors import (
+    CancelledStreamError,
+    SinkError,
+    StreamflowError,
+    StreamTimeoutError,
+    TransportError,
+)
+from ...core.events import UniEvent
 from ...core.limits import Limits
 from ...reactive._redis.link import RedisLink, RedisTarget, is_cluster
-from ...reactive._redis.streams import StreamGapError
+from ...reactive._redis.streams import END, EVENT, StreamGapError, parse_entry
 from ...reactive._redis.tailer import Tailer
 from ...reactive.sinks.redis import RedisStreamSink
 from ...wire.dialects.ui_agent import agent_record
@@ -92,7 +111,8 @@ from ._resume_access import (
     token_matches,
     token_to_keep,
 )
-from ._resume_body import encoder_for, headers_for, sse_body
+from ._resume_body import encoder_for, entry_item, headers_for, sse_body
+from ._resume_lease import WINDOW_BEATS, Lease, read_recipe, recipe_of, watch
 
 __all__ = ["Authorize", "ClientKey", "ResumableStreams", "ResumeRefused", "Started",
            "StreamGapError"]
@@ -124,6 +144,10 @@ class ResumableStreams:
       ``client_key(request)`` (default: the peer address). One more is a 429.
     * ``on_finish`` -- ``(answer, *, status)``, sync or async, called once per answer
       this instance produced (see the module doc); :meth:`start` may override it.
+    * ``chains`` -- :class:`~streamflow.app.failover.Failover` chains by name, the same on
+      every instance: an answer started from one (``chain.source(...)``) outlives its
+      producer -- the producer holds a lease, and when it dies another instance takes it
+      and continues the answer from what is in Redis (see the module doc).
     """
 
     def __init__(self, url: RedisTarget, *, prefix: str = "streamflow:",
@@ -132,8 +156,11 @@ class ResumableStreams:
                  tokens: bool = True, max_live: int | None = 1000,
                  max_live_per_client: int | None = None, client_key: ClientKey | None = None,
                  on_finish: OnFinish | None = None, replicas: int = 0,
-                 replica_timeout: float = 1.0) -> None:
+                 replica_timeout: float = 1.0,
+                 chains: Mapping[str, Failover] | None = None) -> None:
         self.url = url
+        self.chains = dict(chains or {})
+        self.instance = uuid.uuid4().hex  # who holds a lease, in Redis
         self.on_finish = on_finish
         self.prefix = prefix
         self.keys = ChatKeys(prefix, is_cluster(url))
@@ -160,6 +187,8 @@ class ResumableStreams:
                 self._group = group
                 self._tailer = Tailer(self._link)
                 group.start_soon(self._tailer.run, name="streamflow-redis-tailer")
+                if self.chains:
+                    group.start_soon(warden, self, group, name="streamflow-resume-warden")
                 try:
                     yield self
                 finally:
@@ -418,14 +447,16 @@ async def launch(streams: ResumableStreams, group: TaskGroup, chat_id: str, sour
     if streams.tokens:
         token = await token_to_keep(link, token_key, token)
     key = streams.keys.stream(chat_id, uuid.uuid4().hex)
-    sink = RedisStreamSink(streams.url, key, maxlen=streams.maxlen, ttl=streams.ttl,
-                           heartbeat=streams.heartbeat, link=link, replicas=streams.replicas,
-                           replica_timeout=streams.replica_timeout)
+    recipe = recipe_of(streams, source)
+    lease = Lease(streams, key) if recipe is not None else None
+    sink = stream_sink(streams, key, lease)
     await sink.start(group)
     life = max(86400, int(streams.ttl))
     try:
         if message_id:  # before the pointer: a reader that finds the stream finds its id
             await link.call("set", message_key(key), message_id, ex=life)
+        if lease is not None and recipe is not None:  # before the pointer: it outlives us
+            await lease.take(recipe)
         await point(link, pointer, key, life, token_key, token if streams.tokens else None)
     except BaseException:
         await sink.aclose()
@@ -436,21 +467,27 @@ async def launch(streams: ResumableStreams, group: TaskGroup, chat_id: str, sour
                 pass  # it expires with the sink's ttl
         raise
     group.start_soon(produce, sink, source, dialect, options, slot, link,
-                     stop_key(streams.prefix, key), streams.limits, message_id,
+                     stop_key(streams.prefix, key), streams.limits, message_id, lease,
                      name=f"streamflow-producer:{key}")
     return Started(chat_id, key, token if streams.tokens else None)
 
 
 async def produce(sink: RedisStreamSink, source: Any, dialect: str, options: dict[str, Any],
                   slot: Slot, link: RedisLink, stop_key: str, limits: Limits,
-                  message_id: str | None = None) -> None:
+                  message_id: str | None = None, lease: Lease | None = None,
+                  earlier: Sequence[UniEvent] = ()) -> None:
     """Run ``source`` -- a byte or UniEvent source, or an :class:`AgentRun` (one entry per
     record, ``run.end`` the last) -- into ``sink`` until it ends or ``stop_key`` appears;
-    then ``on_finish``, once, with what the readers saw and how it ended."""
+    then ``on_finish``, once, with what the readers saw and how it ended. With a
+    ``lease`` the stream is this producer's while it keeps the lease: it renews it, and
+    one it loses (another instance took the answer over) ends it with no entry more;
+    ``earlier`` are the answer's events written by an earlier producer."""
     on_finish = options.pop("_on_finish", None)
     recorder = AnswerRecorder(message_id)
+    for event in earlier:  # what the readers have already: part of the answer
+        await recorder.on_event(event)
     status: FinishStatus = "aborted"  # unless the run ends by itself
-    stopped = False
+    stopped = lost = False
 
     async def write_record(ev: AgentEvent) -> None:
         record = agent_record(ev)
@@ -485,18 +522,103 @@ async def produce(sink: RedisStreamSink, source: Any, dialect: str, options: dic
             log.exception("producer of %s failed", sink.key)
             raise
 
+    async def leased() -> None:
+        nonlocal lost
+        assert lease is not None
+        async with anyio.create_task_group() as group:
+            async def keep() -> None:
+                nonlocal lost
+                lost = not await lease.keep()
+                sink.abandon()  # lost: another instance writes on; not one entry more
+                group.cancel_scope.cancel()
+
+            group.start_soon(keep)
+            try:
+                await work()
+            finally:
+                group.cancel_scope.cancel()
+
     try:
-        stopped = await until_stopped(link, stop_key, work)
+        stopped = await until_stopped(link, stop_key, work if lease is None else leased)
     finally:
         slot.release()
         with anyio.CancelScope(shield=True):
-            if stopped and not sink.finished:
+            if lost:
+                log.warning("%s: the lease was lost (taken over elsewhere): this producer "
+                            "stops writing", sink.key)
+            elif stopped and not sink.finished:
                 try:
                     await sink.on_end(CancelledStreamError("the answer was stopped"))
                 except StreamflowError as error:
                     log.warning("ending %s failed: %s", sink.key, error)
             await sink.aclose()
-            try:
-                await call_on_finish(on_finish, recorder.finish(), status)
-            except Exception:
-                log.exception("on_finish of %s failed", sink.key)
+            if lease is not None and not lost:
+                await lease.release()
+            if not lost:  # the instance that took it over calls it when the answer ends
+                try:
+                    await call_on_finish(on_finish, recorder.finish(), status)
+                except Exception:
+                    log.exception("on_finish of %s failed", sink.key)
+
+
+# -- an answer that outlives its producer (web._resume_lease) ------------------------------
+def stream_sink(streams: ResumableStreams, key: str, lease: Lease | None) -> RedisStreamSink:
+    """The sink writing stream ``key`` (its readers wait longer when it can be taken over)."""
+    return RedisStreamSink(streams.url, key, maxlen=streams.maxlen, ttl=streams.ttl,
+                           heartbeat=streams.heartbeat, link=streams.link,
+                           replicas=streams.replicas, replica_timeout=streams.replica_timeout,
+                           window=WINDOW_BEATS * streams.heartbeat if lease else None)
+
+
+async def warden(streams: ResumableStreams, group: TaskGroup) -> None:
+    """This instance's watch over the leases of every instance's answers."""
+    async def due(key: str) -> None:
+        await take_over(streams, group, key)
+
+    await watch(streams, due)
+
+
+async def take_over(streams: ResumableStreams, group: TaskGroup, key: str) -> None:
+    """Continue the answer of stream ``key``, whose producer's lease lapsed, here: claim the
+    lease (one instance does), read the answer so far from the stream, ask its chain
+    again with it as the prefix (:class:`~streamflow.app.failover.FailoverSource`
+    ``earlier=``), and write on into the same stream (:meth:`RedisStreamSink.take_over`)."""
+    lease = Lease(streams, key)
+    link = streams.link
+    try:
+        if not await lease.claim():
+            return
+        recipe = read_recipe(streams, await link.call("get", lease.recipe_key))
+        if recipe is None:
+            await lease.release()
+            return
+        entries = await link.call("xrange", key, "-", "+")
+        if not entries or any(parse_entry(e).kind == END for e in entries):
+            await lease.release()  # it ended after all (or expired): nothing to continue
+            return
+        slot = streams.live.reserve(None)
+    except StreamflowError as error:  # Redis away, or too many answers here: the lease
+        log.warning("taking %s over failed: %s", key, error)  # lapses for another try
+        return
+    earlier = [item for item in (entry_item(parse_entry(e)) for e in entries
+                                 if parse_entry(e).kind == EVENT)
+               if isinstance(item, UniEvent)]
+    chain, request = recipe
+    cause = TransportError("the instance producing this answer went away")
+    source = FailoverSource(chain, request, chain.send, earlier=(earlier, cause))
+    sink = stream_sink(streams, key, lease)
+    try:
+        if not await sink.take_over(group):
+            slot.release()
+            await lease.release()
+            return
+        message_id = await link.call("get", message_key(key))
+    except StreamflowError as error:
+        slot.release()
+        log.warning("taking %s over failed: %s", key, error)
+        return
+    log.info("%s: its producer went away; this instance continues the answer", key)
+    group.start_soon(produce, sink, source, "auto", {"_on_finish": streams.on_finish}, slot,
+                     link, stop_key(streams.prefix, key), streams.limits,
+                     str(message_id) if message_id else None, lease, earlier,
+                     name=f"streamflow-producer:{key}")

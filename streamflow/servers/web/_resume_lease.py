@@ -1,0 +1,160 @@
+"""An answer that outlives its producer: the lease on a stream, and the watch for lapsed ones.
+
+A producer of an answer that can be asked again -- a failover chain's source, whose chain
+every instance knows by name (``ResumableStreams(chains={...})``) -- keeps beside its
+stream, in Redis:
+
+* the **recipe**: the chain's name and the neutral request (``<stream>:recipe``);
+* a **lease**: ``<prefix>lease:<stream>`` holding the producing instance's id, for
+  :data:`LEASE_BEATS` heartbeats, renewed every heartbeat (by a script that renews it only
+  for its holder);
+* the stream in ``<prefix>producing``, a sorted set scored by when the lease lapses.
+
+Every instance :func:`watch` es that set (every half heartbeat): a stream whose lease
+lapsed -- its producer died, SIGKILL included -- is claimed by one instance (``SET NX``),
+which reads the answer so far from the stream and continues it there (the resume
+module's ``take_over``): the readers, who wait :data:`WINDOW_BEATS` heartbeats without an
+entry, read on into one answer. A producer that finds its lease gone (it stalled past it
+and another instance took over) stops writing at once. On a Redis Cluster the lease and
+the recipe are in the stream's slot; the set is one key.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ...app.failover import FailoverSource
+from ...core.errors import StreamflowError
+from ...core.requests import ChatRequest
+from ...wire.redaction import redacting_logger
+
+if TYPE_CHECKING:
+    from .resume import ResumableStreams
+
+log = redacting_logger("streamflow.servers.web.resume")
+
+LEASE_BEATS = 3.0
+"""A lease lasts this many heartbeats past its last renewal."""
+WINDOW_BEATS = 6.0
+"""A taken-over stream's readers wait this many heartbeats without an entry (the lease's
+lapse, the watch's round and the new producer's first entry fit in it)."""
+
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('del', KEYS[1])
+end
+return 0
+"""
+
+
+def recipe_of(streams: ResumableStreams, source: Any) -> dict[str, Any] | None:
+    """What another instance needs to ask ``source``'s answer again: its chain's name (a
+    chain ``streams`` knows) and its request; ``None`` for a source no instance could
+    ask again (a byte source, an Agent run, a chain not registered)."""
+    if not isinstance(source, FailoverSource) or source.earlier is not None:
+        return None
+    for name, chain in streams.chains.items():
+        if chain is source.failover:
+            return {"chain": name, "request": source.request.to_dict()}
+    return None
+
+
+def read_recipe(streams: ResumableStreams, raw: Any) -> tuple[Any, ChatRequest] | None:
+    """The chain and the request of a stored recipe (``None``: unknown here, or unreadable)."""
+    try:
+        data = json.loads(raw)
+        chain = streams.chains.get(str(data["chain"]))
+        request = ChatRequest.from_dict(data["request"])
+    except (ValueError, KeyError, TypeError) as error:
+        log.warning("a stored recipe cannot be read: %s", error)
+        return None
+    if chain is None:
+        log.warning("a stream needs the chain %r, which this instance does not know",
+                    data.get("chain"))
+        return None
+    return chain, request
+
+
+class Lease:
+    """This instance's lease on the stream ``key`` of ``streams`` (see the module doc)."""
+
+    def __init__(self, streams: ResumableStreams, key: str) -> None:
+        self.streams = streams
+        self.key = key
+        self.lease_key = f"{streams.prefix}lease:{key}"
+        self.set_key = f"{streams.prefix}producing"
+        self.recipe_key = f"{key}:recipe"
+        self.ms = max(1, int(LEASE_BEATS * streams.heartbeat * 1000))
+
+    def _until(self) -> int:
+        return int(time.time() * 1000) + self.ms
+
+    async def take(self, recipe: dict[str, Any]) -> None:
+        """A new answer's: store its recipe, hold the lease, list the stream."""
+        link = self.streams.link
+        life = max(86400, int(self.streams.ttl))
+        await link.call("set", self.recipe_key, json.dumps(recipe, separators=(",", ":")),
+                        ex=life)
+        await link.call("set", self.lease_key, self.streams.instance, px=self.ms)
+        await link.call("zadd", self.set_key, {self.key: self._until()})
+
+    async def claim(self) -> bool:
+        """Take a lapsed lease (one instance does); True when it is now ours."""
+        link = self.streams.link
+        if not await link.call("set", self.lease_key, self.streams.instance, nx=True,
+                               px=self.ms):
+            return False
+        await link.call("zadd", self.set_key, {self.key: self._until()})
+        return True
+
+    async def keep(self) -> bool:
+        """Renew the lease every heartbeat while it is ours; returns False when it is not
+        (another instance holds it), never returns otherwise. A Redis that fails a
+        renewal is tried again at the next heartbeat."""
+        link = self.streams.link
+        while True:
+            await anyio.sleep(self.streams.heartbeat)
+            try:
+                renewed = await link.call("eval", _RENEW, 1, self.lease_key,
+                                          self.streams.instance, self.ms)
+                if not renewed:
+                    return False
+                await link.call("zadd", self.set_key, {self.key: self._until()})
+            except StreamflowError as error:
+                log.warning("%s: renewing the lease failed: %s", self.key, error)
+
+    async def release(self) -> None:
+        """The answer ended: drop the lease (if still ours) and the listing."""
+        link = self.streams.link
+        try:
+            await link.call("eval", _RELEASE, 1, self.lease_key, self.streams.instance)
+            await link.call("zrem", self.set_key, self.key)
+        except StreamflowError as error:  # the lease lapses by itself; the watch drops it
+            log.warning("%s: releasing the lease failed: %s", self.key, error)
+
+
+async def watch(streams: ResumableStreams,
+                take_over: Callable[[str], Awaitable[None]]) -> None:
+    """Every half heartbeat, the streams whose lease lapsed: ``take_over(key)`` each (it
+    claims the lease first: one instance continues it)."""
+    set_key = f"{streams.prefix}producing"
+    while True:
+        await anyio.sleep(streams.heartbeat / 2)
+        try:
+            due = await streams.link.call("zrangebyscore", set_key, "-inf",
+                                          int(time.time() * 1000), start=0, num=16)
+        except StreamflowError:
+            continue  # Redis away: look again next time
+        for key in due or ():
+            await take_over(key.decode() if isinstance(key, bytes) else str(key))

@@ -1,0 +1,200 @@
+"""An answer that outlives its producer: the instance producing it is killed (SIGKILL) in
+the middle of the answer; another instance takes its lease and continues the answer from
+what is in Redis; every reader -- one that was tailing, one that reconnects -- reads one
+answer, nothing lost, nothing twice.
+
+Two app processes (``tests/redis/chain_app.py`` under uvicorn) share one real Redis; the
+model is a loopback server (:mod:`failover_model`) that continues what it is asked to,
+slowly, so the kill lands mid-answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from failover_model import CALL, PATHS, TEXT, THINKING, Model
+from realredis import ROOT, free_port
+
+import streamflow
+from streamflow.servers.replay import ReplayServer
+
+pytestmark = pytest.mark.anyio
+HEARTBEAT = "0.5"
+
+
+class App:
+    """One uvicorn process of tests/redis/chain_app.py."""
+
+    def __init__(self, redis_url: str, model_url: str, log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        env = {**os.environ, "REDIS_URL": redis_url, "MODEL_URL": model_url,
+               "STREAMFLOW_HEARTBEAT": HEARTBEAT}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "chain_app:app", "--app-dir", "tests/redis",
+             "--port", str(self.port), "--log-level", "info"], cwd=ROOT, env=env,
+            stdout=subprocess.DEVNULL, stderr=log.open("wb"))
+
+    async def ready(self) -> None:
+        with anyio.fail_after(60):
+            while True:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(self.log.read_text()[-3000:])
+                try:
+                    async with httpx.AsyncClient() as client:
+                        await client.get(self.url + "/chat/ready/stream", timeout=1)
+                    return
+                except httpx.HTTPError:
+                    await anyio.sleep(0.1)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+class Reader:
+    """Reads a chat's ``uni`` SSE like an EventSource: one decoder across reconnects."""
+
+    def __init__(self) -> None:
+        self.decoder = streamflow.StreamDecoder("uni")
+        self.events: list[Any] = []
+        self.token = ""
+
+    async def read(self, response: httpx.Response, stop_after: int | None = None) -> None:
+        pending = b""
+        async for chunk in response.aiter_raw():
+            pending += chunk
+            whole, sep, pending = pending.rpartition(b"\n\n")
+            if not sep:
+                pending = whole
+                continue
+            frames = [e + b"\n\n" for e in (whole + sep).split(b"\n\n")
+                      if e.strip() and not e.startswith(b"event: replay")]
+            self.events += self.decoder.feed(b"".join(frames))
+            if stop_after is not None and len(self.events) >= stop_after:
+                return
+
+    @property
+    def headers(self) -> dict[str, str]:
+        last = self.decoder.last_event_id
+        return {"x-resume-token": self.token, **({"last-event-id": last} if last else {})}
+
+
+@pytest.fixture
+def model() -> Model:
+    return Model("openai-chat", delay=0.04)
+
+
+@pytest.fixture
+def apps(redis_url: str, tmp_path: Path) -> Iterator[Any]:
+    started: list[App] = []
+
+    def start(model_url: str) -> App:
+        app = App(redis_url, model_url, tmp_path / f"app{len(started)}.log")
+        started.append(app)
+        return app
+
+    try:
+        yield start
+    finally:
+        for app in started:
+            app.stop()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_killed_producer_s_answer_is_continued_by_another_instance(
+        model: Model, apps: Any) -> None:
+    async with ReplayServer({PATHS["openai-chat"]: model}) as upstream:
+        one, two = apps(upstream.url), apps(upstream.url)
+        await one.ready()
+        await two.ready()
+        chat = uuid.uuid4().hex
+        first, tailing = Reader(), Reader()
+        async with httpx.AsyncClient(timeout=30) as http:
+            async with http.stream("POST", f"{one.url}/chat/{chat}") as response:
+                assert response.status_code == 200
+                first.token = tailing.token = response.headers["x-resume-token"]
+
+                async def tail() -> None:  # a reader on the other instance, from the start
+                    async with http.stream("GET", f"{two.url}/chat/{chat}/stream",
+                                           headers={"x-resume-token": tailing.token}) as r:
+                        assert r.status_code == 200
+                        await tailing.read(r)
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(tail)
+                    await first.read(response, stop_after=12)  # thinking, a few words
+                    killed_after = len(first.events)
+                    one.kill()  # no terminal entry, no lease renewal, no goodbye
+                    await anyio.sleep(0)
+            started = time.monotonic()
+            async with http.stream("GET", f"{two.url}/chat/{chat}/stream",
+                                   headers=first.headers) as response:
+                assert response.status_code == 200
+                with anyio.fail_after(30):
+                    await first.read(response)
+        took = time.monotonic() - started
+    for reader in (first, tailing):
+        reader.decoder.close()  # the stream ended with its stop: no error
+        message = reader.decoder.message
+        assert message.text == TEXT and message.thinking == THINKING
+        (call,) = message.tool_calls
+        assert (call.name, call.arguments) == ("get_weather", json.loads(CALL[2]))
+        assert sum(1 for e in reader.events if e.event_type == "stop") == 1
+    assert len(first.events) == len(tailing.events)  # the reconnecting reader lost nothing
+    assert killed_after >= 12 and len(model.asked) == 2
+    mode, kept = model.asked[1]  # the second instance asked with the answer so far
+    assert mode == "instruction" and kept and TEXT.startswith(kept) and len(kept) < len(TEXT)
+    delivery = first.decoder.message.delivery
+    assert delivery is not None
+    assert [a["outcome"] for a in delivery["attempts"]] == ["cut", "stop"]
+    assert delivery["attempts"][0]["endpoint"] == "an earlier producer"
+    assert took < 15, took  # the lease lapsed, was claimed and the answer went on
+
+
+async def test_a_producer_that_lost_its_lease_writes_no_more(redis_url: str) -> None:
+    """Another instance took the answer over (this producer stalled past its lease): the
+    producer stops at once, with no entry more -- not even a terminal one."""
+    from streamflow.app.providers import OpenAIChatProvider
+    from streamflow.servers.web.resume import ResumableStreams
+
+    model = Model("openai-chat", delay=0.05)
+    async with ReplayServer({PATHS["openai-chat"]: model}) as upstream:
+        chain = streamflow.Failover([OpenAIChatProvider(base_url=upstream.url + "/v1",
+                                                        model="m", api_key="k")], tries=1)
+        streams = ResumableStreams(redis_url, chains={"chat": chain}, heartbeat=0.2)
+        async with streams.running():
+            started = await streams.start("lost", chain.source("Weather?"))
+            await anyio.sleep(0.3)
+            lease = f"{streams.prefix}lease:{started.key}"
+            assert await streams.link.call("get", lease) == streams.instance
+            await streams.link.call("set", lease, "another-instance", px=60_000)
+            await anyio.sleep(0.6)  # a renewal or two later
+            length = await streams.link.call("xlen", started.key)
+            await anyio.sleep(0.5)
+            assert await streams.link.call("xlen", started.key) == length  # nothing more
+            last = await streams.link.call("xrevrange", started.key, "+", "-", count=1)
+            assert last[0][1]["k"] != "end"  # and no terminal entry: the other writes on
+            assert await streams.link.call("get", lease) == "another-instance"

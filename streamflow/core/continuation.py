@@ -200,10 +200,11 @@ class Continuation:
         self._splice(event)
 
     def cut(self, error: Exception, usage: Usage | None, *, attempt: int, delay: float,
-            endpoint: str) -> StreamRestart | None:
+            endpoint: str, notify: bool = True) -> StreamRestart | None:
         """The attempt in progress failed and the chain goes on with attempt number
         ``attempt`` at ``endpoint`` after ``delay`` s. ``usage`` is what the failed attempt
-        reported. Returns the notice emitted (``None`` while the answer has no output)."""
+        reported. Returns the notice emitted (``None`` while the answer has no output;
+        ``notify=False``: made, not emitted)."""
         self._settle()
         self._close(error, usage, None)
         if not self.has_output:
@@ -230,7 +231,8 @@ class Continuation:
         self._head, self._head_chars, self._unopened = [], 0, False
         self._echoing = False
         notice = StreamRestart(error, attempt, discard, delay, groups=groups, endpoint=endpoint)
-        self.emit(notice)
+        if notify:
+            self.emit(notice)
         return notice
 
     def take_over(self, events: list[UniEvent], error: Exception, *,
@@ -238,14 +240,15 @@ class Continuation:
         """The answer so far is ``events``, which another producer gave (its consumers
         have them) before it stopped with ``error``: they are the answer's, assembled
         here and not emitted again, and the answer goes on as after a cut, the next
-        attempt at ``endpoint``. Returns the cut's notice (``None``: no output yet)."""
+        attempt at ``endpoint``; this run's consumers, who never had them, get no notice.
+        Returns the cut's notice (``None``: no output yet)."""
         self._fresh = False
         self.begin("an earlier producer", "", None)
         for event in events:
             if event.content_items:
                 self._seen += 1
                 self._out(event, emit=False)
-        return self.cut(error, None, attempt=2, delay=0.0, endpoint=endpoint)
+        return self.cut(error, None, attempt=2, delay=0.0, endpoint=endpoint, notify=False)
 
     def next_request(self, prefill: bool) -> ChatRequest:
         """The request of the next attempt: the original one, with what the answer kept

@@ -25,12 +25,14 @@ import anyio
 import httpx
 import pytest
 from failover_model import CALL, PATHS, TEXT, THINKING, Model
+from realcluster import cluster_url, redis_cluster
 from realredis import ROOT, free_port
 
 import streamflow
 from streamflow.servers.replay import ReplayServer
 
 pytestmark = pytest.mark.anyio
+__all__ = ["cluster_url", "redis_cluster"]  # the fixtures a test here asks for
 HEARTBEAT = "0.5"
 
 
@@ -189,7 +191,7 @@ async def test_a_producer_that_lost_its_lease_writes_no_more(redis_url: str) -> 
             started = await streams.start("lost", chain.source("Weather?"))
             await anyio.sleep(0.3)
             lease = f"{streams.prefix}lease:{started.key}"
-            assert await streams.link.call("get", lease) == streams.instance
+            assert str(await streams.link.call("get", lease)).startswith(streams.instance)
             await streams.link.call("set", lease, "another-instance", px=60_000)
             await anyio.sleep(0.6)  # a renewal or two later
             length = await streams.link.call("xlen", started.key)
@@ -198,3 +200,43 @@ async def test_a_producer_that_lost_its_lease_writes_no_more(redis_url: str) -> 
             last = await streams.link.call("xrevrange", started.key, "+", "-", count=1)
             assert last[0][1]["k"] != "end"  # and no terminal entry: the other writes on
             assert await streams.link.call("get", lease) == "another-instance"
+
+
+async def takeover_in_process(url: str) -> None:
+    """Instance A's lease lapses (taken from under it, as if it stalled past it); instance B
+    claims it and continues the answer; A stops writing; the reader reads one answer."""
+    from streamflow.app.providers import OpenAIChatProvider
+    from streamflow.reactive.sources import from_redis
+    from streamflow.servers.web.resume import ResumableStreams
+
+    model = Model("openai-chat", delay=0.03)
+    async with ReplayServer({PATHS["openai-chat"]: model}) as upstream:
+        chain = streamflow.Failover([OpenAIChatProvider(base_url=upstream.url + "/v1",
+                                                        model="m", api_key="k")], tries=1)
+        a = ResumableStreams(url, chains={"chat": chain}, heartbeat=0.2)
+        b = ResumableStreams(url, chains={"chat": chain}, heartbeat=0.2)
+        async with a.running(), b.running():
+            started = await a.start("moved", chain.source("Weather?"))
+            await anyio.sleep(0.5)  # some of the answer is in the stream
+            lease = f"{a.prefix}lease:{started.key}"
+            await a.link.call("delete", lease)  # lapsed: B's watch claims it
+            await a.link.call("zadd", f"{a.prefix}producing", {started.key: 0})
+            with anyio.fail_after(20):
+                message = await streamflow.run(from_redis(url, started.key))
+            with anyio.fail_after(5):  # B ended the answer and lets the lease go
+                while await b.link.call("get", lease) is not None:
+                    await anyio.sleep(0.05)
+    assert message.text == TEXT and message.thinking == THINKING
+    assert len(message.tool_calls) == 1
+    assert len(model.asked) == 2 and model.asked[1][0] == "instruction"
+    assert [x["outcome"] for x in message.delivery["attempts"]] == ["cut", "stop"]  # type: ignore[index]
+
+
+async def test_an_answer_moves_to_another_instance_when_its_lease_lapses(
+        redis_url: str) -> None:
+    await takeover_in_process(redis_url)
+
+
+async def test_an_answer_moves_to_another_instance_on_a_redis_cluster(
+        cluster_url: str) -> None:
+    await takeover_in_process(cluster_url)

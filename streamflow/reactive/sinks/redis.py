@@ -82,6 +82,39 @@ __all__ = ["RedisStreamSink"]
 log = redacting_logger("streamflow.reactive.sinks.redis")
 
 
+_FENCED_WRITE = """
+if redis.call('get', KEYS[2]) ~= ARGV[1] then
+  return redis.error_reply('LEASE the stream has another writer now')
+end
+local out, i = {}, 4
+while i <= #ARGV do
+  local n = tonumber(ARGV[i + 2])
+  local args = {KEYS[1]}
+  if ARGV[i + 1] == '0' then args[#args + 1] = 'NOMKSTREAM' end
+  args[#args + 1] = 'MAXLEN'
+  args[#args + 1] = '='
+  args[#args + 1] = ARGV[2]
+  args[#args + 1] = ARGV[i]
+  for j = 1, n do args[#args + 1] = ARGV[i + 2 + j] end
+  local reply = redis.pcall('XADD', unpack(args))
+  if type(reply) == 'table' and reply.err then
+    if not string.find(reply.err, 'equal or smaller') then return reply end
+    out[#out + 1] = 0
+  elseif not reply then
+    out[#out + 1] = -1
+  else
+    out[#out + 1] = 1
+  end
+  i = i + 3 + n
+end
+if tonumber(ARGV[3]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
+return out
+"""
+"""A fenced batch (:attr:`RedisStreamSink.fence`): written only while the lease ``KEYS[2]``
+holds ``ARGV[1]``; per entry 1 written, 0 already there (a send retried), -1 the key is
+gone (only a start entry creates it)."""
+
+
 class RedisStreamSink(AsyncSink):
     """Write one stream to the Redis Stream ``key`` at ``url`` (see the module doc).
 
@@ -100,6 +133,11 @@ class RedisStreamSink(AsyncSink):
     * ``window`` -- how long readers wait without an entry before giving up (written in
       the start entry; default: three heartbeats): a stream another process may take
       over (:meth:`take_over`) gives them the time to.
+    * ``fence`` -- ``(lease key, writer name)``: each batch is written by one script that
+      checks first that the lease names this writer, so a writer whose lease lapsed and
+      was taken by another writes nothing more (``lease_lost``) -- two never interleave;
+      and a batch never ends inside a thinking block or a tool call, so the stream a
+      writer leaves holds whole groups (but for a text one, which the next goes on with).
 
     One writer task sends the entries: events that arrive while a write is in
     flight go together in the next round trip (a pipeline), at most ``buffer``
@@ -111,7 +149,8 @@ class RedisStreamSink(AsyncSink):
     def __init__(self, url: RedisTarget, key: str, *, maxlen: int = 100_000,
                  ttl: float = 3600.0, heartbeat: float = DEFAULT_HEARTBEAT,
                  link: RedisLink | None = None, replicas: int = 0,
-                 replica_timeout: float = 1.0, window: float | None = None) -> None:
+                 replica_timeout: float = 1.0, window: float | None = None,
+                 fence: tuple[str, str] | None = None) -> None:
         if maxlen < 2:
             raise ValueError("maxlen must leave room for the start and end entries")
         if replicas < 0 or replica_timeout <= 0:
@@ -125,6 +164,10 @@ class RedisStreamSink(AsyncSink):
         self.ttl = max(1, math.ceil(ttl))
         self.heartbeat = heartbeat
         self.window = window
+        #: ``(lease key, this writer's name)``: every batch written only while the lease
+        #: names this writer (a stream another process may take over)
+        self.fence = fence
+        self.lease_lost = False
         self.last_id: str | None = None  # id of the last entry written
         self._ms = 0  # the ms part of every entry id: the clock when the stream started
         self._count = 0  # entries written: the sequence number of the next one
@@ -134,6 +177,7 @@ class RedisStreamSink(AsyncSink):
         self._own_link = link is None
         self._started = False
         self._pending: list[dict[str, str]] = []
+        self._whole = 0  # pending entries up to the end of the last whole group
         self._wake = anyio.Event()
         self._room = anyio.Event()
         self._done = anyio.Event()
@@ -195,6 +239,18 @@ class RedisStreamSink(AsyncSink):
         """XADD every entry in one round trip; renew the expiry now and then, set it at the end."""
         assert self._link is not None
         ids = [entry_id((self._ms, self._count + n)) for n in range(len(batch))]
+        now = anyio.current_time()
+        expire: int | None = None
+        if batch[-1]["k"] == END:
+            expire = self.ttl
+        elif now - self._renewed >= self.heartbeat or batch[-1]["k"] == START \
+                or self.replicas:  # a write on WAIT's connection: see _on_node
+            # a live key outlives its last renewal by ttl + a few beats
+            expire = self.ttl + math.ceil(3 * self.heartbeat)
+            self._renewed = now
+        if self.fence is not None:
+            await self._write_fenced(ids, batch, expire)
+            return
         # only the start entry may create the key: a later write to a missing key means
         # Redis lost it (a restart without persistence), and must fail, not start afresh
         commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
@@ -202,14 +258,8 @@ class RedisStreamSink(AsyncSink):
                                           "approximate": False,
                                           "nomkstream": fields["k"] != START})
             for id_, fields in zip(ids, batch, strict=True)]
-        now = anyio.current_time()
-        if batch[-1]["k"] == END:
-            commands.append(("expire", (self.key, self.ttl), {}))
-        elif now - self._renewed >= self.heartbeat or batch[-1]["k"] == START \
-                or self.replicas:  # a write on WAIT's connection: see _on_node
-            # a live key outlives its last renewal by ttl + a few beats
-            commands.append(("expire", (self.key, self.ttl + math.ceil(3 * self.heartbeat)), {}))
-            self._renewed = now
+        if expire is not None:
+            commands.append(("expire", (self.key, expire), {}))
         if self.replicas or self._link.cluster:
             replies = await self._on_node(commands)
         else:
@@ -224,6 +274,36 @@ class RedisStreamSink(AsyncSink):
         for reply in replies[len(batch):]:
             if isinstance(reply, Exception):
                 raise transport_error(reply)
+        self._count += len(batch)
+        self.last_id = ids[-1]
+
+    async def _write_fenced(self, ids: list[str], batch: list[dict[str, str]],
+                            expire: int | None) -> None:
+        """The batch written by one script that first checks the stream is still this
+        writer's (:attr:`fence`: its lease holds this writer's name): a writer that lost
+        its lease writes nothing more (:attr:`lease_lost`, and a TransportError)."""
+        assert self._link is not None and self.fence is not None
+        lease, holder = self.fence
+        argv: list[Any] = [holder, self.maxlen, expire or 0]
+        for id_, fields in zip(ids, batch, strict=True):
+            pairs = [part for pair in fields.items() for part in pair]
+            argv += [id_, int(fields["k"] == START), len(pairs), *pairs]
+        command: tuple[str, tuple[Any, ...], dict[str, Any]] = (
+            "eval", (_FENCED_WRITE, 2, self.key, lease, *argv), {})
+        if self.replicas or self._link.cluster:
+            reply = (await self._on_node([command]))[0]
+        else:
+            reply = (await self._link.pipeline(command, transaction=False,
+                                               raise_on_error=False))[0]
+        if isinstance(reply, Exception):
+            if "LEASE" in str(reply):
+                self.lease_lost = True
+                raise TransportError(f"the stream {self.key!r} is another writer's now (its "
+                                     "lease was taken over)")
+            raise transport_error(reply)
+        if any(int(r) < 0 for r in reply):
+            raise TransportError(f"the stream {self.key!r} vanished from Redis while being "
+                                 "written (a restart without persistence, or a flush)")
         self._count += len(batch)
         self.last_id = ids[-1]
 
@@ -269,12 +349,16 @@ class RedisStreamSink(AsyncSink):
         with cancel:
             try:
                 while True:
-                    if not self._pending:
+                    ready = self._ready()
+                    if not ready:
                         with anyio.move_on_after(self.heartbeat):
                             await self._wake.wait()
                         self._wake = anyio.Event()
-                    if self._pending:
-                        batch, self._pending = self._pending, []
+                        ready = self._ready()
+                    if ready:
+                        batch = self._pending[:ready]
+                        del self._pending[:ready]
+                        self._whole = max(0, self._whole - ready)
                         self._room.set()
                         self._room = anyio.Event()
                         await self._write(batch)
@@ -288,10 +372,23 @@ class RedisStreamSink(AsyncSink):
                 self._done.set()
                 self._room.set()
 
-    def _queue(self, fields: dict[str, str]) -> None:
+    def _ready(self) -> int:
+        """How many pending entries go in the next batch: all of them; on a fenced stream
+        (one another writer may take over), those up to the end of the last whole group,
+        so no batch ends in a thinking block or a tool call that could be cut there --
+        unless the buffer is full."""
+        if self.fence is None or len(self._pending) >= self.buffer:
+            return len(self._pending)
+        return self._whole
+
+    def _queue(self, fields: dict[str, str], whole: bool = True) -> None:
+        """Queue one entry; ``whole``: a batch may end after it (it ends no group but a
+        text one)."""
         if self._error is not None:
             raise self._error
         self._pending.append(fields)
+        if whole:
+            self._whole = len(self._pending)
         self._wake.set()
 
     async def on_event(self, event: Any) -> None:
@@ -302,7 +399,7 @@ class RedisStreamSink(AsyncSink):
         if event.event_type == "stop":
             await self._finish(entry_data(event))
             return
-        self._queue({"k": EVENT, "d": entry_data(event)})
+        self._queue({"k": EVENT, "d": entry_data(event)}, _ends_whole(event))
         while len(self._pending) >= self.buffer and self._error is None:
             await self._room.wait()
 
@@ -314,7 +411,7 @@ class RedisStreamSink(AsyncSink):
         if (not self._started or self._error is not None or event.event_type == "stop"
                 or len(self._pending) >= self.buffer):
             return False
-        self._queue({"k": EVENT, "d": entry_data(event)})
+        self._queue({"k": EVENT, "d": entry_data(event)}, _ends_whole(event))
         return True
 
     async def on_record(self, data: str, *, last: bool = False) -> None:
@@ -395,11 +492,17 @@ class RedisStreamSink(AsyncSink):
         return None
 
 
+def _ends_whole(event: UniEvent) -> bool:
+    """Whether a stream cut after ``event`` holds no part of a group but a text one."""
+    items = event.content_items
+    return not items or items[0].type.endswith(".done") or items[0].type == "text.delta"
+
+
 def _raw(command: tuple[str, tuple[Any, ...], dict[str, Any]]) -> tuple[Any, ...]:
-    """One of the sink's ``xadd``/``expire`` commands as Redis reads it."""
+    """One of the sink's ``xadd``/``expire``/``eval`` commands as Redis reads it."""
     name, args, options = command
-    if name == "expire":
-        return ("EXPIRE", *args)
+    if name in ("expire", "eval"):
+        return (name.upper(), *args)
     key, fields = args
     words: list[Any] = ["XADD", key]
     if options.get("nomkstream"):

@@ -5,7 +5,7 @@ every instance knows by name (``ResumableStreams(chains={...})``) -- keeps besid
 stream, in Redis:
 
 * the **recipe**: the chain's name and the neutral request (``<stream>:recipe``);
-* a **lease**: ``<prefix>lease:<stream>`` holding the producing instance's id, for
+* a **lease**: ``<prefix>lease:<stream>`` naming the producer (its instance and itself), for
   :data:`LEASE_BEATS` heartbeats, renewed every heartbeat (by a script that renews it only
   for its holder);
 * the stream in ``<prefix>producing``, a sorted set scored by when the lease lapses.
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +93,9 @@ class Lease:
     def __init__(self, streams: ResumableStreams, key: str) -> None:
         self.streams = streams
         self.key = key
+        #: who holds it: this producer (an instance may produce an answer again after
+        #: losing it, so the instance's name alone would not tell its producers apart)
+        self.holder = f"{streams.instance}:{uuid.uuid4().hex[:12]}"
         self.lease_key = f"{streams.prefix}lease:{key}"
         self.set_key = f"{streams.prefix}producing"
         self.recipe_key = f"{key}:recipe"
@@ -106,13 +110,13 @@ class Lease:
         life = max(86400, int(self.streams.ttl))
         await link.call("set", self.recipe_key, json.dumps(recipe, separators=(",", ":")),
                         ex=life)
-        await link.call("set", self.lease_key, self.streams.instance, px=self.ms)
+        await link.call("set", self.lease_key, self.holder, px=self.ms)
         await link.call("zadd", self.set_key, {self.key: self._until()})
 
     async def claim(self) -> bool:
         """Take a lapsed lease (one instance does); True when it is now ours."""
         link = self.streams.link
-        if not await link.call("set", self.lease_key, self.streams.instance, nx=True,
+        if not await link.call("set", self.lease_key, self.holder, nx=True,
                                px=self.ms):
             return False
         await link.call("zadd", self.set_key, {self.key: self._until()})
@@ -127,7 +131,7 @@ class Lease:
             await anyio.sleep(self.streams.heartbeat)
             try:
                 renewed = await link.call("eval", _RENEW, 1, self.lease_key,
-                                          self.streams.instance, self.ms)
+                                          self.holder, self.ms)
                 if not renewed:
                     return False
                 await link.call("zadd", self.set_key, {self.key: self._until()})
@@ -138,7 +142,7 @@ class Lease:
         """The answer ended: drop the lease (if still ours) and the listing."""
         link = self.streams.link
         try:
-            await link.call("eval", _RELEASE, 1, self.lease_key, self.streams.instance)
+            await link.call("eval", _RELEASE, 1, self.lease_key, self.holder)
             await link.call("zrem", self.set_key, self.key)
         except StreamflowError as error:  # the lease lapses by itself; the watch drops it
             log.warning("%s: releasing the lease failed: %s", self.key, error)

@@ -449,16 +449,18 @@ async def launch(streams: ResumableStreams, group: TaskGroup, chat_id: str, sour
     key = streams.keys.stream(chat_id, uuid.uuid4().hex)
     recipe = recipe_of(streams, source)
     lease = Lease(streams, key) if recipe is not None else None
+    if lease is not None and recipe is not None:  # first: the stream's writes are fenced by it
+        await lease.take(recipe)
     sink = stream_sink(streams, key, lease)
-    await sink.start(group)
     life = max(86400, int(streams.ttl))
     try:
+        await sink.start(group)
         if message_id:  # before the pointer: a reader that finds the stream finds its id
             await link.call("set", message_key(key), message_id, ex=life)
-        if lease is not None and recipe is not None:  # before the pointer: it outlives us
-            await lease.take(recipe)
         await point(link, pointer, key, life, token_key, token if streams.tokens else None)
     except BaseException:
+        if lease is not None:
+            await lease.release()
         await sink.aclose()
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             try:
@@ -508,12 +510,15 @@ async def produce(sink: RedisStreamSink, source: Any, dialect: str, options: dic
             raise error from None
 
     async def work() -> None:
-        nonlocal status
+        nonlocal status, lost
         try:
             await drive()
             status = "failed" if recorder.answer.error is not None else "completed"
         except SinkError as error:  # Redis failed under the producer: readers time out
             status = "failed"
+            if sink.lease_lost:  # or another instance took the answer over: it writes on
+                lost = True
+                return
             log.warning("writing %s to Redis failed: %s", sink.key, error)
         except StreamflowError as error:
             status = "failed"
@@ -567,7 +572,8 @@ def stream_sink(streams: ResumableStreams, key: str, lease: Lease | None) -> Red
     return RedisStreamSink(streams.url, key, maxlen=streams.maxlen, ttl=streams.ttl,
                            heartbeat=streams.heartbeat, link=streams.link,
                            replicas=streams.replicas, replica_timeout=streams.replica_timeout,
-                           window=WINDOW_BEATS * streams.heartbeat if lease else None)
+                           window=WINDOW_BEATS * streams.heartbeat if lease else None,
+                           fence=(lease.lease_key, lease.holder) if lease else None)
 
 
 async def warden(streams: ResumableStreams, group: TaskGroup) -> None:

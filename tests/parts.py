@@ -30,6 +30,7 @@ INSTALL = {
     "chromium": "apt-get install -y chromium",
     "node": "apt-get install -y nodejs npm",
     "npm": "apt-get install -y nodejs npm",
+    "haproxy": "apt-get install -y haproxy",
 }
 
 

@@ -5,7 +5,9 @@ Import as ``from realredis import redis_url, own_redis`` (``tests/`` is on pytes
 with a temp dir, and skip, saying so, where it is not installed. Tests never fake
 Redis. :class:`Instance` runs ``uvicorn examples.resumable_chat:app`` in its own
 process; :func:`serving` a ``ResumableStreams`` app behind httpx's ASGI transport;
-:class:`CuttingProxy` stands between a client and Redis to lose a reply.
+:class:`CuttingProxy` stands between a client and Redis to lose a reply;
+:class:`HAProxy` is Debian's ``haproxy`` in front of instances, with the config of
+docs/deployment.md.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import anyio.abc
 import httpx
 import pytest
 from anyio.abc import SocketStream, TaskStatus
+from docblocks import blocks
 from parts import program
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -157,14 +160,15 @@ def redis_url(redis_server: RedisServer) -> str:
 class Instance:
     """One uvicorn process serving the example app against ``redis_url``."""
 
-    def __init__(self, redis_url: str, log: Path, **env: str) -> None:
+    def __init__(self, redis_url: str, log: Path, *, app: str = "examples.resumable_chat:app",
+                 args: tuple[str, ...] = (), **env: str) -> None:
         self.port = free_port()
         self.log = log
         self.url = f"http://127.0.0.1:{self.port}"
         environ = {**os.environ, "REDIS_URL": redis_url, **env}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "examples.resumable_chat:app", "--port",
-             str(self.port), "--log-level", "warning"], cwd=ROOT, env=environ,
+        self.proc = subprocess.Popen(  # ``args``: more of uvicorn's (``--workers 4``)
+            [sys.executable, "-m", "uvicorn", app, "--port", str(self.port),
+             "--log-level", "warning", *args], cwd=ROOT, env=environ,
             stdout=subprocess.DEVNULL, stderr=self.log.open("wb"))
 
     def wait_ready(self, timeout: float = 60.0) -> None:
@@ -290,3 +294,80 @@ class CuttingProxy:
 
             tg.start_soon(up)
             tg.start_soon(down)
+
+
+def haproxy_config(port: int, backends: list[int]) -> str:
+    """The ``haproxy`` block of docs/deployment.md (the config the guide gives), listening
+    on ``port`` in front of the instances on ``backends`` instead of its four."""
+    config, = (b.text for b in blocks("docs/deployment.md") if b.lang == "haproxy")
+    lines = config.splitlines()
+    servers = [i for i, line in enumerate(lines) if line.split()[:1] == ["server"]]
+    binds = [i for i, line in enumerate(lines) if line.split()[:1] == ["bind"]]
+    assert len(binds) == 1 and servers, "docs/deployment.md: one bind, the server lines"
+    indent = lines[servers[0]][:len(lines[servers[0]]) - len(lines[servers[0]].lstrip())]
+    template = lines[servers[0]].split()  # server app1 127.0.0.1:8001 check ...
+    lines[binds[0]] = lines[binds[0]].replace(lines[binds[0]].split()[1], f"127.0.0.1:{port}")
+    ours = [indent + " ".join(["server", f"app{n}", f"127.0.0.1:{backend}", *template[3:]])
+            for n, backend in enumerate(backends, 1)]
+    lines[servers[0]:servers[-1] + 1] = ours
+    return "\n".join(lines) + "\n"
+
+
+class HAProxy:
+    """Debian's ``haproxy`` on a free loopback port in front of the instances on
+    ``backends`` (their ports), with the guide's config (:func:`haproxy_config`: round
+    robin, health checks, the backend's name in an ``x-instance`` response header);
+    its config and log in ``tmp``. Skips the test where ``haproxy`` is not installed."""
+
+    def __init__(self, backends: list[int], tmp: Path) -> None:
+        self.binary = program("haproxy")
+        self.backends = backends
+        self.tmp = tmp
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def start(self) -> None:
+        """Start in the foreground (``-db``) and wait until a request through it is
+        answered (204: no chat to resume); on a fresh port when another process took this
+        one meanwhile."""
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        for _attempt in range(3):
+            config = self.tmp / "haproxy.cfg"
+            config.write_text(haproxy_config(self.port, self.backends), encoding="utf-8")
+            checked = subprocess.run([self.binary, "-c", "-q", "-f", str(config)],
+                                     capture_output=True, text=True, timeout=30)
+            if checked.returncode != 0:
+                raise RuntimeError(f"haproxy -c: {checked.stdout}{checked.stderr}")
+            with (self.tmp / "haproxy.log").open("ab") as log:
+                self.proc = subprocess.Popen([self.binary, "-db", "-f", str(config)],
+                                             stdout=log, stderr=log)
+            deadline = time.monotonic() + 10
+            while self.proc.poll() is None and time.monotonic() < deadline:
+                try:
+                    if httpx.get(f"{self.url}/chat/ready/stream", timeout=1).status_code == 204:
+                        return
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.05)
+            self.stop()
+            self.port = free_port()
+        raise RuntimeError(f"haproxy did not start: {(self.tmp / 'haproxy.log').read_text()}")
+
+    def stop(self) -> None:
+        """SIGTERM (haproxy's hard stop: every connection closed at once), then wait."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.proc = None

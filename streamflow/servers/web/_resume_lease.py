@@ -14,8 +14,10 @@ Every instance :func:`watch` es that set (every half heartbeat): a stream whose 
 lapsed -- its producer died, SIGKILL included -- is claimed by one instance (``SET NX``),
 which reads the answer so far from the stream and continues it there (the resume
 module's ``take_over``): the readers, who wait :data:`WINDOW_BEATS` heartbeats without an
-entry, read on into one answer. A producer that finds its lease gone (it stalled past it
-and another instance took over) stops writing at once. On a Redis Cluster the lease and
+entry, read on into one answer. A producer stopped before its answer ends (its instance
+shuts down: SIGTERM) hands it over at once: the lease dropped, the stream listed as lapsed.
+A producer that finds its lease gone (it stalled past it and another instance took over)
+stops writing at once. On a Redis Cluster the lease and
 the recipe are in the stream's slot; the set is one key.
 """
 
@@ -138,12 +140,18 @@ class Lease:
             except StreamflowError as error:
                 log.warning("%s: renewing the lease failed: %s", self.key, error)
 
-    async def release(self) -> None:
-        """The answer ended: drop the lease (if still ours) and the listing."""
+    async def release(self, *, hand_over: bool = False) -> None:
+        """The answer ended: drop the lease (if still ours) and the listing. ``hand_over``:
+        it did not end, this producer stops (its instance shuts down): drop the lease and
+        list the stream as lapsed, so another instance continues it at its next look
+        instead of a lease later."""
         link = self.streams.link
         try:
             await link.call("eval", _RELEASE, 1, self.lease_key, self.holder)
-            await link.call("zrem", self.set_key, self.key)
+            if hand_over:
+                await link.call("zadd", self.set_key, {self.key: 0})
+            else:
+                await link.call("zrem", self.set_key, self.key)
         except StreamflowError as error:  # the lease lapses by itself; the watch drops it
             log.warning("%s: releasing the lease failed: %s", self.key, error)
 

@@ -33,7 +33,7 @@ sets a control key in Redis that the producer (wherever it runs) checks every
 ``STOP_POLL`` seconds; the producer is cancelled (its upstream request closed), the
 stream ends with a ``cancelled`` terminal entry after the partial, so every reader
 ends, and ``on_finish(answer, status="aborted")`` is called. ``on_finish`` is called
-once per answer on the instance that produced it (``completed``, ``failed`` with the
+once per answer on the instance that ended it (``completed``, ``failed`` with the
 partial, ``aborted`` when stopped or the app shut down).
 
 On a Redis Cluster (a ``redis+cluster://`` URL or a redis-py ``RedisCluster``) every key
@@ -52,7 +52,9 @@ instance claims it, reads the answer so far from the stream and continues it the
 chain is asked again with it as the assistant's prefix and the continuation is written on
 into the same stream, so its readers (who wait :data:`~web._resume_lease.WINDOW_BEATS`
 heartbeats without an entry) read one answer, nothing repeated
-(``web._resume_lease``). A producer that finds its lease taken stops writing at once.
+(``web._resume_lease``). An instance that shuts down (its lifespan ends: SIGTERM) hands
+its unfinished ones over the same way, at once. A producer that finds its lease taken
+stops writing at once.
 Byte sources and Agent runs are not taken over: their readers end as before.
 
 The producer side is :func:`launch` (the chat's token kept or issued, the stream's
@@ -547,7 +549,11 @@ async def produce(sink: RedisStreamSink, source: Any, dialect: str, options: dic
         stopped = await until_stopped(link, stop_key, work if lease is None else leased)
     finally:
         slot.release()
+        # cancelled before the answer ended (the app shuts down): another instance goes on
+        handing = lease is not None and not lost and not sink.finished
         with anyio.CancelScope(shield=True):
+            if handing:
+                log.info("%s: this instance stops: the answer is handed over", sink.key)
             if lost:
                 log.warning("%s: the lease was lost (taken over elsewhere): this producer "
                             "stops writing", sink.key)
@@ -558,8 +564,8 @@ async def produce(sink: RedisStreamSink, source: Any, dialect: str, options: dic
                     log.warning("ending %s failed: %s", sink.key, error)
             await sink.aclose()
             if lease is not None and not lost:
-                await lease.release()
-            if not lost:  # the instance that took it over calls it when the answer ends
+                await lease.release(hand_over=handing)
+            if not (lost or handing):  # the instance that takes it over calls it at the end
                 try:
                     await call_on_finish(on_finish, recorder.finish(), status)
                 except Exception:

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
+import anyio
 import pytest
 from failover_model import BASE, DIALECTS, PATHS, TEXT, THINKING, Model
 
@@ -30,6 +31,7 @@ from streamflow import (
 from streamflow.app.providers import provider_class
 from streamflow.core.errors import NoScopeError
 from streamflow.core.message import Assembler
+from streamflow.reactive.sinks import AsyncSink
 from streamflow.servers.replay import ReplayServer, Route
 
 pytestmark = pytest.mark.anyio
@@ -262,6 +264,38 @@ async def test_the_keys_of_every_attempt_stay_out_of_the_error() -> None:
             await streamflow.run(chain.source(QUESTION))
     assert "key-openai-chat" not in str(caught.value)
     assert caught.value.partial is not None and caught.value.partial.text
+
+
+class Slow(AsyncSink):
+    """An AsyncSink that waits ``delay`` s per event, with room for two."""
+
+    buffer = 2
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.events: list[Any] = []
+
+    async def on_event(self, event: Any) -> None:
+        await anyio.sleep(self.delay)
+        self.events.append(event)
+
+
+async def test_a_chain_reads_at_a_waiting_sink_s_pace_within_its_deadline() -> None:
+    """The chain paces its reading as a source's pump does: a sink that waits slows it
+    down and loses nothing; one that stops taking events is waited for only until the
+    attempt's deadline (a typed error, with the answer so far)."""
+    async with serving(Model("anthropic")) as servers:
+        slow = Slow(0.001)
+        message = await streamflow.run(chain_of(servers, ["anthropic"]).source(QUESTION),
+                                       slow)
+        check_whole(message)
+        assert assembled(slow.events).text == TEXT
+        stuck = Slow(30.0)
+        chain = chain_of(servers, ["anthropic"], limits=streamflow.Limits(deadline=1.0))
+        with pytest.raises(streamflow.StreamTimeoutError) as caught:
+            await streamflow.run(chain.source(QUESTION), stuck)
+    assert caught.value.kind == "deadline"
+    assert caught.value.partial is not None and not caught.value.partial.complete
 
 
 def test_a_chain_needs_a_scope() -> None:

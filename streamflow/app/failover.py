@@ -375,13 +375,15 @@ class Failover:
         return None if picked is None else (picked, 1, 0.0)
 
     async def relay(self, splice: Continuation, send: SendFn | None = None,
-                    sent: Callable[[frozenset[str]], None] | None = None) -> AsyncIterator[None]:
+                    sent: Callable[[frozenset[str]], None] | None = None, *,
+                    paced: Scope | None = None) -> AsyncIterator[None]:
         """Drive one answer through the chain in this task: each attempt's request sent
         with its endpoint's ``send`` (else ``send``), read by THE chunk reader, decoded by
         THE decode loop into ``splice`` (which emits the answer); yields after each
-        chunk. Ends after the stop event; raises the failure the chain does not go
-        past, with the answer's partial. ``sent`` is told the credential values the
-        attempts sent so far (for scrubbing)."""
+        chunk, or, ``paced`` by a scope, paces itself between chunks as a source's pump
+        does (:meth:`Scope.pace`) and yields nothing. Ends after the stop event; raises
+        the failure the chain does not go past, with the answer's partial. ``sent`` is
+        told the credential values the attempts sent so far (for scrubbing)."""
         try:
             index, wait = self.first(), 0.0
         except HTTPStatusError as exc:
@@ -419,7 +421,10 @@ class Failover:
                             if chunk:
                                 decoder.feed(chunk)
                                 splice.chunk_done()
-                            yield
+                            if paced is None:
+                                yield
+                            else:
+                                await paced.pace(reader)
                             if decoder.stopped:
                                 break
                         if not decoder.stopped:
@@ -504,19 +509,14 @@ class FailoverSource(Observable[Any]):
 
     async def _pump(self, splice: Continuation, observer: abc.ObserverBase[Any],
                     cancel: anyio.CancelScope, owner: Scope) -> None:
+        """The answer's task: the relay, paced by ``owner`` (``cancel``, the task's cancel
+        scope, stops it at its next pause)."""
         error: Exception | None = None
         try:
             async with self._sender() as send:
-                relay = self.failover.relay(splice, send, self.note_secrets)
-                try:
-                    async for _ in relay:
-                        if cancel.cancel_called:
-                            return
-                        await anyio.lowlevel.checkpoint()
-                        if owner.pressure and owner.pressed():
-                            await owner.relieve()
-                finally:
-                    await relay.aclose()  # type: ignore[attr-defined]
+                async for _ in self.failover.relay(splice, send, self.note_secrets,
+                                                   paced=owner):
+                    pass  # (it yields nothing: paced by the scope)
         except Exception as exc:
             error = exc
         owner.end(observer, error, cancel)

@@ -57,6 +57,7 @@ from typing import Any, Final
 from .delivery import DELIVERY, Cadence
 from .errors import StreamflowError, StreamTimeoutError
 from .events import (
+    KINDS,
     USAGE_SO_FAR,
     ContentItem,
     InlineThinkingItem,
@@ -100,8 +101,14 @@ def overlap(tail: str, head: str, minimum: int) -> int:
     return 0
 
 
+_DONE_TYPES: Final = frozenset(f"{kind}.done" for kind in KINDS)
+"""The item types that close a group."""
+_KIND_OF: Final = {f"{kind}.{step}": kind for kind in KINDS for step in ("delta", "done")}
+"""An item type's kind (``"text.delta"``: ``"text"``)."""
+
+
 def _kind(item: ContentItem) -> str:
-    return item.type.partition(".")[0]
+    return _KIND_OF[item.type]
 
 
 class Continuation:
@@ -189,12 +196,12 @@ class Continuation:
     def receiver(self) -> Callable[[UniEvent], None]:
         """What the attempt in progress's decoder emits to (:meth:`feed`, or, while no
         cut happened, straight to the answer: its events are the answer's)."""
-        return self._out if self._fresh else self.feed
+        return self._pass if self._fresh else self.feed
 
     def feed(self, event: UniEvent) -> None:
         """One UniEvent of the attempt in progress."""
         if self._fresh:
-            self._out(event)
+            self._pass(event)
             return
         self._seen += 1
         self._splice(event)
@@ -294,16 +301,15 @@ class Continuation:
             if self._reading is not None:
                 self.assembler = Assembler.resume(self._reading.partial)
 
-    def _out(self, event: UniEvent, emit: bool = True) -> None:
-        """Emit one of the answer's events (the per-token path: counted, and assembled
-        here once a cut happened); ``emit=False``: one its consumers already have."""
+    def _pass(self, event: UniEvent, emit: bool = True) -> None:
+        """Count one of the answer's events and emit it (the per-token path: what the
+        first attempt's decoder emits to until a cut; its decoder assembles it);
+        ``emit=False``: one its consumers already have."""
         items = event.content_items
         if not items:  # the stop
             self._stop(event)
             return
-        if not self._fresh:
-            self.assembler.feed(event)
-        if items[0].type.endswith(".done"):
+        if items[0].type in _DONE_TYPES:
             self._open = False
         else:
             if not self._open:
@@ -313,6 +319,12 @@ class Continuation:
         self._events += 1
         if emit:
             self.emit(event)
+
+    def _out(self, event: UniEvent, emit: bool = True) -> None:
+        """:meth:`_pass`, after a cut: the answer is assembled here."""
+        if event.content_items:  # (the stop is assembled by _stop)
+            self.assembler.feed(event)
+        self._pass(event, emit)
 
     def _stop(self, event: UniEvent) -> None:
         record = self._record
@@ -489,10 +501,11 @@ class Holdback:
     dropping nothing: what it drops never reached the target).
     """
 
-    __slots__ = ("target", "sink", "_held", "_calls", "_text")
+    __slots__ = ("target", "sink", "_next", "_held", "_calls", "_text")
 
     def __init__(self, target: Any) -> None:
         self.target = target
+        self._next: Callable[[Any], None] = target.on_next
         #: what :class:`~streamflow.reactive.sinks.SinkError` names if the target fails
         self.sink = getattr(target, "sink", target)
         self._held: list[UniEvent] = []
@@ -501,10 +514,10 @@ class Holdback:
 
     def on_next(self, value: Any) -> None:
         """One item of the stream (see the class doc)."""
-        if type(value) is UniEvent and self._text and not self._held:
+        if self._text and type(value) is UniEvent:
             items = value.content_items
-            if items and type(items[0]) is TextItem:  # text flowing: the common case
-                self.target.on_next(value)
+            if items and type(items[0]) is TextItem and not self._held:
+                self._next(value)  # text flowing: the common case
                 return
         if type(value) is not UniEvent:
             if isinstance(value, StreamRestart) and not value.whole:
@@ -512,14 +525,14 @@ class Holdback:
                 del held[max(0, len(held) - value.discard):]
                 self._calls = any(_kind(e.content_items[0]) == "tool_call" for e in held)
                 value = replace(value, discard=0, groups=0)  # the target got none of them
-            self.target.on_next(value)
+            self._next(value)
             return
         if value.event_type == "stop":
             self._flush()
-            self.target.on_next(value)
+            self._next(value)
             return
         item = value.content_items[0]
-        kind = _kind(item)
+        kind = _KIND_OF[item.type]
         if self._calls or kind == "tool_call":
             self._calls = True
             self._held.append(value)
@@ -535,13 +548,13 @@ class Holdback:
         elif self._held:
             self._held.append(value)
         else:
-            self.target.on_next(value)
+            self._next(value)
 
     def _flush(self) -> None:
         held, self._held = self._held, []
         self._calls = False
         for event in held:
-            self.target.on_next(event)
+            self._next(event)
 
     def on_error(self, error: Exception) -> None:
         """Release what is held, then the error."""

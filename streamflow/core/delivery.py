@@ -44,11 +44,14 @@ MAX_GAPS: Final = 16384
 
 def quantile(values: list[float], q: float) -> float | None:
     """The ``q`` quantile (0..1) of ``values`` by nearest rank; ``None`` for none."""
-    if not values:
+    return _ranked(sorted(values), q)
+
+
+def _ranked(ordered: list[float], q: float) -> float | None:
+    """:func:`quantile` of values already sorted."""
+    if not ordered:
         return None
-    ordered = sorted(values)
-    rank = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[rank]
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
 class Cadence:
@@ -105,7 +108,9 @@ class Cadence:
     def to_dict(self) -> JSONDict:
         """``{"ttft_s", "inter_chunk_p50_s", "inter_chunk_p99_s"}``, rounded to the µs."""
         out: dict[str, Any] = {}
-        for key, value in (("ttft_s", self.ttft_s), ("inter_chunk_p50_s", self.gap_s(0.5)),
-                           ("inter_chunk_p99_s", self.gap_s(0.99))):
+        ordered = sorted(self.gaps)  # once for both
+        for key, value in (("ttft_s", self.ttft_s),
+                           ("inter_chunk_p50_s", _ranked(ordered, 0.5)),
+                           ("inter_chunk_p99_s", _ranked(ordered, 0.99))):
             out[key] = None if value is None else round(value, 6)
         return out

@@ -102,6 +102,14 @@ class Scope:
             if hook.overflow:
                 await hook.relieve()
 
+    async def pace(self, reader: ChunkReader) -> None:
+        """Between two chunks ``reader`` read: let the loop's other tasks run (a fast
+        replay never starves them), then wait for the backpressure hooks that parked
+        events, within the reader's deadline."""
+        await anyio.lowlevel.checkpoint()
+        if self.pressure and self.pressed():
+            await reader.wait(self.relieve)
+
 
 @asynccontextmanager
 async def scope(limits: Limits | None = None) -> AsyncIterator[Scope]:
@@ -159,9 +167,7 @@ async def pump(body: Callable[[], ChunkStream], observer: abc.ObserverBase[bytes
                     observer.on_next(chunk)
                 if cancel.cancel_called:
                     return
-                await anyio.lowlevel.checkpoint()
-                if owner.pressure and owner.pressed():
-                    await reader.wait(owner.relieve)
+                await owner.pace(reader)
     except Exception as exc:
         error = reader.mapped(exc)
     finally:

@@ -34,6 +34,24 @@ TEXT = "Let me check."
 USAGE = Usage(prompt_tokens=30, response_tokens=12)
 
 
+class Clock:
+    """A clock the test sets: ``clock.now = t`` before the event that happens at ``t``."""
+
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def paced(clock: Clock, *, failover_s: float = 2.0, step: float = 0.25) -> Callable[[Any], None]:
+    """A function that advances ``clock`` as each item goes out: ``step`` per event,
+    ``failover_s`` for the wait before the next attempt (a continuation's notice)."""
+    def tick(item: Any) -> None:
+        clock.now += failover_s if isinstance(item, StreamRestart) else step
+    return tick
+
+
 def delivery(stalls: int = 1, attempts: int = 2) -> dict[str, Any]:
     """A stop's delivery record: ``attempts`` requests, the first ones cut by a stall."""
     records: list[dict[str, Any]] = [

@@ -199,6 +199,62 @@ class Instance:
                 self.kill()
 
 
+class EventSourceClient:
+    """Reads SSE like a browser's EventSource: whole events only, ``message`` events only
+    (``event: replay`` frames are for fresh decoders), one decoder across reconnects."""
+
+    def __init__(self) -> None:
+        self.decoder = streamflow.StreamDecoder("uni")
+        self.events = 0
+        self.received: list[streamflow.UniEvent] = []  # the events, in order
+        self.data: list[bytes] = []  # raw data lines, for the UI protocols
+        self.last_id = ""
+        self.token = ""  # the chat's resume token, from the response that started it
+
+    async def read(self, response: httpx.Response, stop_after: int | None = None) -> None:
+        pending = b""
+        async for chunk in response.aiter_raw():
+            pending += chunk
+            whole, sep, pending = pending.rpartition(b"\n\n")
+            if not sep:
+                pending = whole
+                continue
+            events = [e + b"\n\n" for e in (whole + sep).split(b"\n\n")
+                      if e.strip() and not e.startswith(b"event: replay")]  # onmessage only
+            got = self.decoder.feed(b"".join(events))
+            self.events += len(got)
+            self.received += got
+            if stop_after is not None and self.events >= stop_after:
+                return  # hang up (the half-read event, if any, is dropped)
+
+    def started(self, response: httpx.Response) -> None:
+        """Keep the resume token of the response that started the chat."""
+        assert response.status_code == 200
+        self.token = response.headers["x-resume-token"]
+
+    @property
+    def headers(self) -> dict[str, str]:
+        last = self.decoder.last_event_id
+        return {"x-resume-token": self.token, **({"last-event-id": last} if last else {})}
+
+
+class Collect:
+    """A sink keeping every UniEvent it is given."""
+
+    def __init__(self) -> None:
+        self.events: list[streamflow.UniEvent] = []
+
+    def on_next(self, item: Any) -> None:
+        if type(item) is streamflow.UniEvent:
+            self.events.append(item)
+
+    def on_error(self, error: Exception) -> None:
+        pass
+
+    def on_completed(self) -> None:
+        pass
+
+
 def same(a: streamflow.Message, b: streamflow.Message) -> bool:
     """Equal messages (``created_at`` is the producer's clock)."""
     left, right = a.to_dict(), b.to_dict()

@@ -20,7 +20,7 @@ import anyio.to_thread
 import pytest
 from realcluster import Cluster, admin, cluster_url, own_cluster, redis_cluster
 from realdata import DATA
-from realredis import DEMO_TURN, same, serving
+from realredis import DEMO_TURN, Collect, same, serving
 
 import streamflow
 from streamflow.core.events import UniEvent
@@ -63,23 +63,6 @@ def paced(delay: float, gates: dict[int, anyio.Event] | None = None) -> Any:
             yield chunk
 
     return from_async_iterable(body)
-
-
-class Collect:
-    """A sink keeping every UniEvent it is given."""
-
-    def __init__(self) -> None:
-        self.events: list[UniEvent] = []
-
-    def on_next(self, item: Any) -> None:
-        if type(item) is UniEvent:
-            self.events.append(item)
-
-    def on_error(self, error: Exception) -> None:
-        pass
-
-    def on_completed(self) -> None:
-        pass
 
 
 async def read(url: str, key: str, into: dict[str, Any], name: str) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from realdata import DATA
+from realredis import Collect, same
 
 import streamflow
 from streamflow.core.errors import (
@@ -20,7 +21,6 @@ from streamflow.core.errors import (
     StreamNotFoundError,
     StreamTimeoutError,
 )
-from streamflow.core.events import UniEvent
 from streamflow.reactive._redis.streams import RedisLink
 from streamflow.reactive.sinks import RedisStreamSink
 from streamflow.reactive.sources import from_async_iterable, from_bytes, from_redis
@@ -32,31 +32,6 @@ BODY = (DATA / "anthropic" / "kitchen_sink.sse").read_bytes()
 
 def recording(name: str) -> bytes:
     return (DATA / name).read_bytes()
-
-
-def same(a: streamflow.Message, b: streamflow.Message) -> bool:
-    """Equal messages (created_at is the producer's clock, so it may differ from a re-decode)."""
-    left, right = a.to_dict(), b.to_dict()
-    left.pop("created_at", None)
-    right.pop("created_at", None)
-    return bool(left == right) and a.complete == b.complete
-
-
-class Collect:
-    """A sink keeping every UniEvent it is given."""
-
-    def __init__(self) -> None:
-        self.events: list[UniEvent] = []
-
-    def on_next(self, item: Any) -> None:
-        if type(item) is UniEvent:
-            self.events.append(item)
-
-    def on_error(self, error: Exception) -> None:
-        pass
-
-    def on_completed(self) -> None:
-        pass
 
 
 async def produce(url: str, key: str, body: bytes = BODY, **options: Any) -> streamflow.Message:

@@ -11,10 +11,6 @@ slowly, so the kill lands mid-answer.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,7 +22,7 @@ import httpx
 import pytest
 from failover_model import CALL, PATHS, TEXT, THINKING, Model
 from realcluster import cluster_url, redis_cluster
-from realredis import ROOT, free_port
+from realredis import EventSourceClient, Instance
 
 import streamflow
 from streamflow.servers.replay import ReplayServer
@@ -36,74 +32,6 @@ __all__ = ["cluster_url", "redis_cluster"]  # the fixtures a test here asks for
 HEARTBEAT = "0.5"
 
 
-class App:
-    """One uvicorn process of tests/redis/chain_app.py."""
-
-    def __init__(self, redis_url: str, model_url: str, log: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        env = {**os.environ, "REDIS_URL": redis_url, "MODEL_URL": model_url,
-               "STREAMFLOW_HEARTBEAT": HEARTBEAT}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "chain_app:app", "--app-dir", "tests/redis",
-             "--port", str(self.port), "--log-level", "info"], cwd=ROOT, env=env,
-            stdout=subprocess.DEVNULL, stderr=log.open("wb"))
-
-    async def ready(self) -> None:
-        with anyio.fail_after(60):
-            while True:
-                if self.proc.poll() is not None:
-                    raise RuntimeError(self.log.read_text()[-3000:])
-                try:
-                    async with httpx.AsyncClient() as client:
-                        await client.get(self.url + "/chat/ready/stream", timeout=1)
-                    return
-                except httpx.HTTPError:
-                    await anyio.sleep(0.1)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-class Reader:
-    """Reads a chat's ``uni`` SSE like an EventSource: one decoder across reconnects."""
-
-    def __init__(self) -> None:
-        self.decoder = streamflow.StreamDecoder("uni")
-        self.events: list[Any] = []
-        self.token = ""
-
-    async def read(self, response: httpx.Response, stop_after: int | None = None) -> None:
-        pending = b""
-        async for chunk in response.aiter_raw():
-            pending += chunk
-            whole, sep, pending = pending.rpartition(b"\n\n")
-            if not sep:
-                pending = whole
-                continue
-            frames = [e + b"\n\n" for e in (whole + sep).split(b"\n\n")
-                      if e.strip() and not e.startswith(b"event: replay")]
-            self.events += self.decoder.feed(b"".join(frames))
-            if stop_after is not None and len(self.events) >= stop_after:
-                return
-
-    @property
-    def headers(self) -> dict[str, str]:
-        last = self.decoder.last_event_id
-        return {"x-resume-token": self.token, **({"last-event-id": last} if last else {})}
-
-
 @pytest.fixture
 def model() -> Model:
     return Model("openai-chat", delay=0.04)
@@ -111,10 +39,13 @@ def model() -> Model:
 
 @pytest.fixture
 def apps(redis_url: str, tmp_path: Path) -> Iterator[Any]:
-    started: list[App] = []
+    """Start instances of tests/redis/chain_app.py asking ``model_url``."""
+    started: list[Instance] = []
 
-    def start(model_url: str) -> App:
-        app = App(redis_url, model_url, tmp_path / f"app{len(started)}.log")
+    def start(model_url: str) -> Instance:
+        app = Instance(redis_url, tmp_path / f"app{len(started)}.log", app="chain_app:app",
+                       args=("--app-dir", "tests/redis", "--log-level", "info"),
+                       MODEL_URL=model_url, STREAMFLOW_HEARTBEAT=HEARTBEAT)
         started.append(app)
         return app
 
@@ -135,10 +66,10 @@ async def test_a_producer_s_answer_is_continued_by_another_instance(
     readers would end with a timeout)."""
     async with ReplayServer({PATHS["openai-chat"]: model}) as upstream:
         one, two = apps(upstream.url), apps(upstream.url)
-        await one.ready()
-        await two.ready()
+        await anyio.to_thread.run_sync(one.wait_ready)
+        await anyio.to_thread.run_sync(two.wait_ready)
         chat = uuid.uuid4().hex
-        first, tailing = Reader(), Reader()
+        first, tailing = EventSourceClient(), EventSourceClient()
         async with httpx.AsyncClient(timeout=30) as http:
             async with anyio.create_task_group() as group:
                 async with http.stream("POST", f"{one.url}/chat/{chat}") as response:
@@ -153,7 +84,7 @@ async def test_a_producer_s_answer_is_continued_by_another_instance(
 
                     group.start_soon(tail)
                     await first.read(response, stop_after=12)  # thinking, a few words
-                    stopped_after = len(first.events)
+                    stopped_after = first.events
                     if ending == "SIGKILL":
                         one.kill()  # no terminal entry, no lease renewal, no goodbye
                 if ending == "SIGTERM":
@@ -173,8 +104,8 @@ async def test_a_producer_s_answer_is_continued_by_another_instance(
         assert message.text == TEXT and message.thinking == THINKING
         (call,) = message.tool_calls
         assert (call.name, call.arguments) == ("get_weather", json.loads(CALL[2]))
-        assert sum(1 for e in reader.events if e.event_type == "stop") == 1
-    assert len(first.events) == len(tailing.events)  # the reconnecting reader lost nothing
+        assert sum(1 for e in reader.received if e.event_type == "stop") == 1
+    assert first.events == tailing.events  # the reconnecting reader lost nothing
     assert stopped_after >= 12 and len(model.asked) == 2
     mode, kept = model.asked[1]  # the second instance asked with the answer so far
     assert mode == "instruction" and kept and TEXT.startswith(kept) and len(kept) < len(TEXT)

@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from realredis import Instance
+from realredis import EventSourceClient, Instance
 
 import streamflow
 from streamflow.core.errors import StreamTimeoutError
@@ -62,42 +62,6 @@ def pair(redis_server: Any, tmp_path_factory: pytest.TempPathFactory
     finally:
         one.stop()
         two.stop()
-
-
-class EventSourceClient:
-    """Reads SSE like a browser's EventSource: whole events only, ``message`` events only
-    (``event: replay`` frames are for fresh decoders), one decoder across reconnects."""
-
-    def __init__(self) -> None:
-        self.decoder = streamflow.StreamDecoder("uni")
-        self.events = 0
-        self.data: list[bytes] = []  # raw data lines, for the UI protocols
-        self.last_id = ""
-        self.token = ""  # the chat's resume token, from the response that started it
-
-    async def read(self, response: httpx.Response, stop_after: int | None = None) -> None:
-        pending = b""
-        async for chunk in response.aiter_raw():
-            pending += chunk
-            whole, sep, pending = pending.rpartition(b"\n\n")
-            if not sep:
-                pending = whole
-                continue
-            events = [e + b"\n\n" for e in (whole + sep).split(b"\n\n")
-                      if e.strip() and not e.startswith(b"event: replay")]  # onmessage only
-            self.events += len(self.decoder.feed(b"".join(events)))
-            if stop_after is not None and self.events >= stop_after:
-                return  # hang up (the half-read event, if any, is dropped)
-
-    def started(self, response: httpx.Response) -> None:
-        """Keep the resume token of the response that started the chat."""
-        assert response.status_code == 200
-        self.token = response.headers["x-resume-token"]
-
-    @property
-    def headers(self) -> dict[str, str]:
-        last = self.decoder.last_event_id
-        return {"x-resume-token": self.token, **({"last-event-id": last} if last else {})}
 
 
 async def resumed_client(http: httpx.AsyncClient, first: Instance, second: Instance,

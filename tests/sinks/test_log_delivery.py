@@ -5,14 +5,15 @@ stalls and the gaps between chunks (p50, p99), read from an injected clock (asyn
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import pytest
 from continued_stream import (
+    Clock,
     ContinuingSource,
     continued_call,
     continued_text,
     delivery,
+    paced,
     second_attempt,
 )
 
@@ -24,22 +25,6 @@ from streamflow.core.outcome import StreamRestart
 from streamflow.reactive.sinks.log import LogSink
 
 LOGGER = "streamflow.test.delivery"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def paced(clock: Clock, *, failover_s: float = 2.0, step: float = 0.25) -> Any:
-    """Advance ``clock`` as each item goes out: ``step`` per event, ``failover_s`` for the
-    wait before the next attempt."""
-    def tick(item: Any) -> None:
-        clock.now += failover_s if isinstance(item, StreamRestart) else step
-    return tick
 
 
 def the_record(caplog: pytest.LogCaptureFixture) -> logging.LogRecord:

@@ -12,10 +12,12 @@ import pytest
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 
 from continued_stream import (
+    Clock,
     ContinuingSource,
     continued_call,
     continued_text,
     delivery,
+    paced,
     second_attempt,
 )
 from opentelemetry.sdk.metrics import MeterProvider
@@ -31,20 +33,6 @@ from streamflow.core.events import TextItem, UniEvent, Usage
 from streamflow.core.outcome import StreamRestart
 from streamflow.reactive.sinks import semconv as sc
 from streamflow.reactive.sinks.otel import OtelSink
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def paced(clock: Clock, *, failover_s: float = 2.0, step: float = 0.25) -> Any:
-    def tick(item: Any) -> None:
-        clock.now += failover_s if isinstance(item, StreamRestart) else step
-    return tick
 
 
 class Telemetry:

@@ -9,14 +9,13 @@ output read back as a screen by pyte) and on a real pseudo-terminal.
 from __future__ import annotations
 
 import io
-import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from continued_stream import ContinuingSource, continued_call, continued_text
 from rich.console import Console
+from terminal import run_in_pty
 
 import streamflow
 from streamflow.reactive.sinks.render import RenderSink
@@ -157,38 +156,11 @@ print("plain=%s" % sink.plain)
 
 
 def run_on_pty(stream: str, columns: int = 100, rows: int = 30) -> list[str]:
-    pyte = pytest.importorskip("pyte", reason="pyte renders the pty's screen")
-    import fcntl
-    import pty
-    import select
-    import struct
-    import termios
-
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
-    env["TERM"] = "xterm-256color"
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: a real terminal of the asked size
-        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-        os.execve(sys.executable, [sys.executable, "-c",
-                                   CHILD.format(tests=str(TESTS), stream=stream)], env)
-    output = b""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.05)
-        if ready:
-            try:
-                data = os.read(fd, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            output += data
-    _, status = os.waitpid(pid, 0)
-    os.close(fd)
-    assert os.waitstatus_to_exitcode(status) == 0, output.decode(errors="replace")
-    screen = pyte.Screen(columns, rows)
-    pyte.ByteStream(screen).feed(output)
-    return [line.rstrip() for line in screen.display if line.strip()]
+    """The lines ``stream`` rendered on a real terminal of that size shows."""
+    screen = run_in_pty(["-c", CHILD.format(tests=str(TESTS), stream=stream)], python=True,
+                        columns=columns, rows=rows)
+    assert screen.code == 0, screen.output.decode(errors="replace")
+    return [line for line in screen.lines if line.strip()]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")

@@ -8,23 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from continued_stream import ERROR, continued_call, delivery
+from continued_stream import ERROR, Clock, continued_call, delivery
 
 from streamflow.core.delivery import DELIVERY, MAX_GAPS
 from streamflow.core.errors import IncompleteStreamError, ProviderError, StreamTimeoutError
 from streamflow.core.events import TextItem, UniEvent, Usage
 from streamflow.core.outcome import StreamRestart
 from streamflow.reactive.sinks.stats import StreamStats
-
-
-class Clock:
-    """A clock the test sets: ``clock.now = t`` before the event that happens at ``t``."""
-
-    def __init__(self, now: float = 0.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def text(value: str, *, done: bool = False) -> UniEvent:

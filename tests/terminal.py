@@ -1,6 +1,6 @@
 """Run ``streamflow`` in a real pseudo-terminal and read the screen a user would see.
 
-:func:`run_in_pty` forks the CLI on a pty of the given size, optionally types the
+:func:`run_in_pty` forks the CLI (or any Python) on a pty of the given size, optionally types the
 interrupt character (``Ctrl-C``, as a user would: the terminal driver sends
 SIGINT and echoes it) once the output holds a marker, and returns everything
 written plus the screen as ``pyte`` renders it (skipped when pyte is absent).
@@ -32,8 +32,10 @@ class Screen:
 
 def run_in_pty(args: list[str], *, columns: int = 120, rows: int = 40,
                interrupt_when: bytes | None = None, delay: float = 0.0,
-               env: dict[str, str] | None = None, timeout: float = 60.0) -> Screen:
-    """``python -m streamflow ARGS`` in a ``columns`` x ``rows`` pty (see the module doc)."""
+               env: dict[str, str] | None = None, timeout: float = 60.0,
+               python: bool = False) -> Screen:
+    """``python -m streamflow ARGS`` (``python``: ``python ARGS``) in a ``columns`` x
+    ``rows`` pty (see the module doc)."""
     pyte = pytest.importorskip("pyte", reason="pyte renders the pty's screen (pip install pyte)")
     import fcntl
     import pty
@@ -46,8 +48,8 @@ def run_in_pty(args: list[str], *, columns: int = 120, rows: int = 40,
     pid, fd = pty.fork()
     if pid == 0:  # the child: a real terminal of the asked size
         fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-        os.execve(sys.executable, [sys.executable, "-m", "streamflow", *args],
-                  {**base, **(env or {})})
+        command = args if python else ["-m", "streamflow", *args]
+        os.execve(sys.executable, [sys.executable, *command], {**base, **(env or {})})
     output = b""
     marked_at: float | None = None
     sent = interrupt_when is None

@@ -27,17 +27,15 @@ import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 
 from ...app.failover import FailoverSource
 from ...core.errors import StreamflowError
 from ...core.requests import ChatRequest
+from ...reactive._redis.link import RedisLink
 from ...wire.redaction import redacting_logger
-
-if TYPE_CHECKING:
-    from .resume import ResumableStreams
 
 log = redacting_logger("streamflow.servers.web.resume")
 
@@ -46,6 +44,22 @@ LEASE_BEATS = 3.0
 WINDOW_BEATS = 6.0
 """A taken-over stream's readers wait this many heartbeats without an entry (the lease's
 lapse, the watch's round and the new producer's first entry fit in it)."""
+
+
+
+class Host(Protocol):
+    """What a lease reads of :class:`~web.resume.ResumableStreams` (which imports this
+    module): the chains every instance knows, who this instance is, its keys and timing."""
+
+    chains: dict[str, Any]
+    instance: str
+    prefix: str
+    heartbeat: float
+    ttl: float
+
+    @property
+    def link(self) -> RedisLink: ...
+
 
 _RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -61,7 +75,7 @@ return 0
 """
 
 
-def recipe_of(streams: ResumableStreams, source: Any) -> dict[str, Any] | None:
+def recipe_of(streams: Host, source: Any) -> dict[str, Any] | None:
     """What another instance needs to ask ``source``'s answer again: its chain's name (a
     chain ``streams`` knows) and its request; ``None`` for a source no instance could
     ask again (a byte source, an Agent run, a chain not registered)."""
@@ -73,7 +87,7 @@ def recipe_of(streams: ResumableStreams, source: Any) -> dict[str, Any] | None:
     return None
 
 
-def read_recipe(streams: ResumableStreams, raw: Any) -> tuple[Any, ChatRequest] | None:
+def read_recipe(streams: Host, raw: Any) -> tuple[Any, ChatRequest] | None:
     """The chain and the request of a stored recipe (``None``: unknown here, or unreadable)."""
     try:
         data = json.loads(raw)
@@ -92,7 +106,7 @@ def read_recipe(streams: ResumableStreams, raw: Any) -> tuple[Any, ChatRequest] 
 class Lease:
     """This instance's lease on the stream ``key`` of ``streams`` (see the module doc)."""
 
-    def __init__(self, streams: ResumableStreams, key: str) -> None:
+    def __init__(self, streams: Host, key: str) -> None:
         self.streams = streams
         self.key = key
         #: who holds it: this producer (an instance may produce an answer again after
@@ -156,7 +170,7 @@ class Lease:
             log.warning("%s: releasing the lease failed: %s", self.key, error)
 
 
-async def watch(streams: ResumableStreams,
+async def watch(streams: Host,
                 take_over: Callable[[str], Awaitable[None]]) -> None:
     """Every half heartbeat, the streams whose lease lapsed: ``take_over(key)`` each (it
     claims the lease first: one instance continues it)."""

@@ -35,38 +35,13 @@ from ...core.errors import (
     LimitExceededError,
     ProtocolError,
     StreamflowError,
+    StreamGapError,
     StreamNotFoundError,
     StreamTimeoutError,
     TransportError,
 )
 from ...core.events import UniEvent, usage_to_dict
 from .link import RedisLink
-
-
-class StreamGapError(TransportError):
-    """Entries in the middle of a stream are gone: ``missing`` names their ids, in order.
-
-    What a reader meets when Redis lost writes it had acknowledged -- a restart that
-    kept an older copy, a cluster failover to a replica that had not received them
-    (the writer's ``replicas=`` option waits for replicas to prevent it) -- or when
-    another writer shares the key. ``after`` is the id of the last entry the reader
-    had, ``key`` the stream's key. Sent over the ``uni`` wire it reads back as a
-    :class:`TransportError` with the same message.
-    """
-
-    def __init__(self, key: str, missing: tuple[str, ...], *, after: str | None = None
-                 ) -> None:
-        shown = missing[0] if len(missing) == 1 else f"{missing[0]} to {missing[-1]}"
-        super().__init__(f"entries {shown} ({len(missing)}) of the stream {key!r} are missing "
-                         "(Redis lost acknowledged writes: a restart, or a failover to a "
-                         "replica that did not have them; or another writer shares the key)")
-        self.key = key
-        self.missing = missing
-        self.after = after
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "TransportError", "message": self.message,
-                "missing": list(self.missing)}
 
 
 class Follows(Protocol):

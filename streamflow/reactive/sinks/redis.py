@@ -37,7 +37,7 @@ nothing. It costs one replication round trip per batch
 promoted replica before its old primary came back) makes each batch wait
 ``replica_timeout``; such batches are counted in ``unreplicated`` and logged once. Without
 it a failover may lose the entries the dead primary had not yet replicated, and readers
-get :class:`~streamflow.reactive._redis.streams.StreamGapError` naming them.
+get :class:`~streamflow.core.errors.StreamGapError` naming them.
 
 The sink never stops the upstream: ``run()`` reads it to its end (bounded by the
 ``deadline`` of its limits) whether or not anyone is reading the key, so a client

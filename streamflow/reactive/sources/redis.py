@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 
+from ...core.errors import StreamGapError
 from ...core.limits import Limits
 from ...wire.dialects._frames_out import sse_data, text_bytes
 from .._redis.link import RedisTarget
@@ -37,7 +38,6 @@ from .._redis.streams import (
     END,
     EVENT,
     RedisLink,
-    StreamGapError,
     entry_key,
     read_batches,
 )

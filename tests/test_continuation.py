@@ -358,13 +358,28 @@ answers = st.builds(
     lambda thinking, text, calls: ([Group("thinking", thinking)] if thinking else [])
     + [Group("text", text)]
     + [Group("tool_call", f'{{"n": {n}}}', f"tool{i}", f"call{i}") for i, n in enumerate(calls)],
-    st.one_of(st.none(), words), words.filter(lambda t: bool(t.strip())),
+    st.one_of(st.none(), words),
+    words.filter(lambda t: bool(t.strip()) and not repeats_at_a_cut(t)),
     st.lists(st.integers(0, 999), max_size=2))
+
+
+def repeats_at_a_cut(text: str) -> bool:
+    """Whether ``text``, cut somewhere, goes on as the (trimmed) prefix again, or the
+    prefix starts with all that follows it: what a prefilled continuation's first text
+    reads as when a server echoes the prefix back before going on (llama.cpp), so it is
+    trimmed as that echo -- the one case a prefill loses text."""
+    for k in range(1, len(text)):
+        kept, rest = text[:k].rstrip(), text[k:]
+        n = min(len(kept), len(rest))
+        if kept and kept[:n] == rest[:n]:
+            return True
+    return False
 
 
 # Asked by instruction, a continuation's first characters are compared with the answer's
 # end (a model asked to go on often repeats a few words): a text that repeats itself can
-# look like such a repeat, so those answers are drawn with no character twice.
+# look like such a repeat, so those answers are drawn with no character twice. Prefilled,
+# a text that repeats itself whole at a cut reads as a server's echo (above): not drawn.
 distinct = st.lists(st.sampled_from("abcdefghijklmnopqrstuvwxyz0123456789 ,.\n"), min_size=1,
                     max_size=40, unique=True).map("".join).filter(lambda t: bool(t.strip()))
 

@@ -28,7 +28,8 @@ At a cut (:meth:`Continuation.cut`):
   would come twice).
 * The next attempt's first text is trimmed of what repeats the answer: the whole
   prefix as sent, when the server echoes it before going on (llama.cpp does, after a
-  prefill), then the whitespace the prefill lost; else the whitespace the prefill lost,
+  prefill; a continuation that truly starts with the whole prefix again reads the
+  same), then the whitespace the prefill lost; else the whitespace the prefill lost,
   or (instruction) a repeat of at least :data:`MIN_OVERLAP` characters of the last
   :data:`WINDOW`. It is held back until that can be told (:data:`WINDOW` characters, or
   as long as it still reads as the prefix) or its group ended.

@@ -29,11 +29,12 @@ resume token (``x-resume-token``) that later requests of the chat must present
 still fails after one retry (503), are answered in the protocol's own error shape.
 
 :meth:`ResumableStreams.stop` stops a chat's running answer from any instance: it
-sets a control key in Redis that the producer (wherever it runs) checks every
-``STOP_POLL`` seconds; the producer is cancelled (its upstream request closed), the
-stream ends with a ``cancelled`` terminal entry after the partial, so every reader
-ends, and ``on_finish(answer, status="aborted")`` is called. ``on_finish`` is called
-once per answer on the instance that ended it (``completed``, ``failed`` with the
+sets a control key in Redis that the producer's instance (wherever it runs) checks every
+``STOP_POLL`` seconds, for all its answers in one round trip (``web._resume_stop``); the
+producer is cancelled (its upstream request closed), the stream ends with a
+``cancelled`` terminal entry after the partial, so every reader ends, and
+``on_finish(answer, status="aborted")`` is called. ``on_finish`` is called once per
+answer on the instance that ended it (``completed``, ``failed`` with the
 partial, ``aborted`` when stopped or the app shut down).
 
 On a Redis Cluster (a ``redis+cluster://`` URL or a redis-py ``RedisCluster``) every key
@@ -83,13 +84,14 @@ from ...core.errors import (
     CancelledStreamError,
     SinkError,
     StreamflowError,
+    StreamGapError,
     StreamTimeoutError,
     TransportError,
 )
 from ...core.events import UniEvent
 from ...core.limits import Limits
 from ...reactive._redis.link import RedisLink, RedisTarget, is_cluster
-from ...reactive._redis.streams import END, EVENT, StreamGapError, parse_entry
+from ...reactive._redis.streams import END, EVENT, parse_entry
 from ...reactive._redis.tailer import Tailer
 from ...reactive.sinks.redis import RedisStreamSink
 from ...wire.dialects.ui_agent import agent_record
@@ -115,6 +117,7 @@ from ._resume_access import (
 )
 from ._resume_body import encoder_for, entry_item, headers_for, sse_body
 from ._resume_lease import WINDOW_BEATS, Lease, read_recipe, recipe_of, watch
+from ._resume_stop import StopWatch, request_stop, stop_key
 
 __all__ = ["Authorize", "ClientKey", "ResumableStreams", "ResumeRefused", "Started",
            "StreamGapError"]
@@ -179,6 +182,7 @@ class ResumableStreams:
         self._group: TaskGroup | None = None
         self._link: RedisLink | None = None
         self._tailer: Tailer | None = None
+        self._stops: StopWatch | None = None
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ResumableStreams]:
@@ -189,6 +193,8 @@ class ResumableStreams:
                 self._group = group
                 self._tailer = Tailer(self._link)
                 group.start_soon(self._tailer.run, name="streamflow-redis-tailer")
+                self._stops = StopWatch(self._link)
+                group.start_soon(self._stops.run, name="streamflow-resume-stops")
                 if self.chains:
                     group.start_soon(warden, self, group, name="streamflow-resume-warden")
                 try:
@@ -217,6 +223,13 @@ class ResumableStreams:
             raise RuntimeError("ResumableStreams is not running: pass lifespan=streams.lifespan "
                                "to the app (or use `async with streams.running():`)")
         return self._link
+
+    @property
+    def stops(self) -> StopWatch:
+        """The watch over the stop keys of this instance's answers (while :meth:`running`)."""
+        if self._stops is None:
+            raise RuntimeError("ResumableStreams is not running")
+        return self._stops
 
     async def stop(self, chat_id: str) -> bool:
         """Stop the chat's running answer, on whichever instance produces it.
@@ -377,57 +390,6 @@ def _check_target(target: str) -> None:
 log = redacting_logger("streamflow.servers.web.resume")  # no credential in a line
 
 
-# -- stop from anywhere: a producer runs until its stop key appears in Redis -------------
-STOP_POLL = 0.25
-"""Seconds between a producer's checks of its stop key."""
-
-
-def stop_key(prefix: str, stream_key: str) -> str:
-    """The key whose presence stops the producer of ``stream_key`` (in its slot on a
-    cluster: the prefix has no hash tag, so the stream key's is the first)."""
-    return f"{prefix}stop:{stream_key}"
-
-
-async def request_stop(link: RedisLink, pointer: str, prefix: str, ttl: float) -> bool:
-    """Set the stop key of the stream the chat ``pointer`` names (it lives ``ttl`` seconds,
-    a minute at least); False when the chat has no stream."""
-    key = await link.call("get", pointer)
-    if not key:
-        return False
-    key = key.decode() if isinstance(key, bytes) else str(key)
-    await link.call("set", stop_key(prefix, key), "1", ex=max(60, int(ttl)))
-    return True
-
-
-async def until_stopped(link: RedisLink, stop_key: str,
-                        work: Callable[[], Awaitable[None]]) -> bool:
-    """Run ``work()`` until it returns or ``stop_key`` exists; True when it was stopped.
-
-    ``work`` should handle its own errors (one raised here arrives in an exception group).
-    """
-    stopped = False
-    async with anyio.create_task_group() as group:
-
-        async def watch() -> None:
-            nonlocal stopped
-            while True:
-                await anyio.sleep(STOP_POLL)
-                try:
-                    if await link.call("exists", stop_key):
-                        stopped = True
-                        group.cancel_scope.cancel()
-                        return
-                except StreamflowError:
-                    pass  # a Redis hiccup: look again next time
-
-        group.start_soon(watch)
-        try:
-            await work()
-        finally:
-            group.cancel_scope.cancel()
-    return stopped
-
-
 def _continued_id(source: Any) -> str | None:
     """The id of the client's message an ``agent_answer`` run goes on with, if any."""
     if isinstance(source, AgentRun) and source.continues:
@@ -470,14 +432,14 @@ async def launch(streams: ResumableStreams, group: TaskGroup, chat_id: str, sour
             except StreamflowError:
                 pass  # it expires with the sink's ttl
         raise
-    group.start_soon(produce, sink, source, dialect, options, slot, link,
+    group.start_soon(produce, sink, source, dialect, options, slot, streams.stops,
                      stop_key(streams.prefix, key), streams.limits, message_id, lease,
                      name=f"streamflow-producer:{key}")
     return Started(chat_id, key, token if streams.tokens else None)
 
 
 async def produce(sink: RedisStreamSink, source: Any, dialect: str, options: dict[str, Any],
-                  slot: Slot, link: RedisLink, stop_key: str, limits: Limits,
+                  slot: Slot, stops: StopWatch, stop_key: str, limits: Limits,
                   message_id: str | None = None, lease: Lease | None = None,
                   earlier: Sequence[UniEvent] = ()) -> None:
     """Run ``source`` -- a byte or UniEvent source, or an :class:`AgentRun` (one entry per
@@ -546,7 +508,7 @@ async def produce(sink: RedisStreamSink, source: Any, dialect: str, options: dic
                 group.cancel_scope.cancel()
 
     try:
-        stopped = await until_stopped(link, stop_key, work if lease is None else leased)
+        stopped = await stops.until_stopped(stop_key, work if lease is None else leased)
     finally:
         slot.release()
         # cancelled before the answer ended (the app shuts down): another instance goes on
@@ -631,6 +593,6 @@ async def take_over(streams: ResumableStreams, group: TaskGroup, key: str) -> No
         return
     log.info("%s: its producer went away; this instance continues the answer", key)
     group.start_soon(produce, sink, source, "auto", {"_on_finish": streams.on_finish}, slot,
-                     link, stop_key(streams.prefix, key), streams.limits,
+                     streams.stops, stop_key(streams.prefix, key), streams.limits,
                      str(message_id) if message_id else None, lease, earlier,
                      name=f"streamflow-producer:{key}")

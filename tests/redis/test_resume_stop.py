@@ -139,4 +139,4 @@ def test_waiting_answers_share_their_stop_checks(capsys: pytest.CaptureFixture[s
     assert idle.main(["--answers", "200", "--seconds", "1"]) == 0
     row = capsys.readouterr().out.strip().splitlines()[-1]
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[0] == "200" and int(cells[4].replace(",", "")) < 20, row
+    assert cells[0] == "200" and int(cells[5].replace(",", "")) < 20, row

@@ -29,6 +29,7 @@ import anyio
 
 from streamflow import Endpoint, Failover
 from streamflow.core.requests import ChatRequest
+from streamflow.reactive._redis.link import RedisLink
 from streamflow.reactive.sources import from_async_iterable
 from streamflow.servers.web.resume import ResumableStreams
 from streamflow.wire.dialects.request_base import HTTPRequest
@@ -69,9 +70,9 @@ async def measure(url: str, answers: int, heartbeat: float, seconds: float,
         share = (time.process_time() - cpu) / (time.monotonic() - wall)
         clients = (await streams.link.call("info", "clients"))["connected_clients"]
         fds = len(os.listdir("/proc/self/fd"))
-        await streams.link.call("flushall")
-        assert streams._group is not None
-        streams._group.cancel_scope.cancel()
+    link = RedisLink(url)  # the answers were handed over as the app stopped: drop them
+    await link.call("flushall")
+    await link.aclose()
     return {"answers": answers, "heartbeat": heartbeat, "chained": chained, "cpu": share,
             "fds": fds, "redis_connections": int(clients)}
 

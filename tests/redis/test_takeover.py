@@ -180,3 +180,41 @@ async def test_an_answer_moves_to_another_instance_when_its_lease_lapses(
 async def test_an_answer_moves_to_another_instance_on_a_redis_cluster(
         cluster_url: str) -> None:
     await takeover_in_process(cluster_url)
+
+
+async def test_an_instance_renews_all_its_leases_together_and_loses_only_the_taken_one(
+        redis_url: str) -> None:
+    """One ``Leases`` per instance: each held lease stays alive past its own length while
+    renewed together; one taken by another instance ends only its holder's wait."""
+    from streamflow.servers.web._resume_lease import Lease
+    from streamflow.servers.web.resume import ResumableStreams
+
+    chain = streamflow.Failover([streamflow.Endpoint("anthropic", lambda chat: None)])
+    streams = ResumableStreams(redis_url, chains={"chat": chain}, heartbeat=0.1)
+    lost: list[str] = []
+    async with streams.running(), anyio.create_task_group() as group:
+        leases = [Lease(streams, f"stream-{i}") for i in range(30)]
+        for lease in leases:
+            await lease.take({"chain": "chat", "request": {}})
+
+            async def keep(lease: Lease = lease) -> None:
+                assert not await lease.keep()
+                lost.append(lease.key)
+
+            group.start_soon(keep)
+        await anyio.sleep(0.6)  # twice a lease's length (three heartbeats)
+        link = streams.link
+        for lease in leases:
+            assert await link.call("get", lease.lease_key) == lease.holder
+        await link.call("set", leases[7].lease_key, "another-instance", px=60_000)
+        with anyio.fail_after(5):
+            while not lost:
+                await anyio.sleep(0.02)
+        await anyio.sleep(0.3)
+        assert lost == ["stream-7"]
+        listed = dict(await link.call("zrange", f"{streams.prefix}producing", 0, -1,
+                                      withscores=True))
+        now_ms = time.time() * 1000
+        for lease in leases:  # each listed as lapsing a lease from a recent renewal
+            assert (listed[lease.key] > now_ms + 100) == (lease.key != "stream-7"), lease.key
+        group.cancel_scope.cancel()

@@ -7,7 +7,7 @@ stream, in Redis:
 * the **recipe**: the chain's name and the neutral request (``<stream>:recipe``);
 * a **lease**: ``<prefix>lease:<stream>`` naming the producer (its instance and itself), for
   :data:`LEASE_BEATS` heartbeats, renewed every heartbeat (by a script that renews it only
-  for its holder);
+  for its holder; an instance renews all its leases in one round trip: :class:`Leases`);
 * the stream in ``<prefix>producing``, a sorted set scored by when the lease lapses.
 
 Every instance :func:`watch` es that set (every half heartbeat): a stream whose lease
@@ -60,6 +60,9 @@ class Host(Protocol):
     @property
     def link(self) -> RedisLink: ...
 
+    @property
+    def leases(self) -> Leases: ...
+
 
 _RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -88,7 +91,10 @@ def recipe_of(streams: Host, source: Any) -> dict[str, Any] | None:
 
 
 def read_recipe(streams: Host, raw: Any) -> tuple[Any, ChatRequest] | None:
-    """The chain and the request of a stored recipe (``None``: unknown here, or unreadable)."""
+    """The chain and the request of a stored recipe (``None``: none stored -- it expired
+    with its stream --, unknown here, or unreadable)."""
+    if raw is None:
+        return None
     try:
         data = json.loads(raw)
         chain = streams.chains.get(str(data["chain"]))
@@ -139,20 +145,11 @@ class Lease:
         return True
 
     async def keep(self) -> bool:
-        """Renew the lease every heartbeat while it is ours; returns False when it is not
-        (another instance holds it), never returns otherwise. A Redis that fails a
-        renewal is tried again at the next heartbeat."""
-        link = self.streams.link
-        while True:
-            await anyio.sleep(self.streams.heartbeat)
-            try:
-                renewed = await link.call("eval", _RENEW, 1, self.lease_key,
-                                          self.holder, self.ms)
-                if not renewed:
-                    return False
-                await link.call("zadd", self.set_key, {self.key: self._until()})
-            except StreamflowError as error:
-                log.warning("%s: renewing the lease failed: %s", self.key, error)
+        """Hold the lease while it is ours (the instance's :class:`Leases` renews it every
+        heartbeat); returns False once it is not (another instance holds it), never
+        returns otherwise."""
+        await self.streams.leases.hold(self)
+        return False
 
     async def release(self, *, hand_over: bool = False) -> None:
         """The answer ended: drop the lease (if still ours) and the listing. ``hand_over``:
@@ -168,6 +165,65 @@ class Lease:
                 await link.call("zrem", self.set_key, self.key)
         except StreamflowError as error:  # the lease lapses by itself; the watch drops it
             log.warning("%s: releasing the lease failed: %s", self.key, error)
+
+
+class Leases:
+    """The leases this instance's producers hold, renewed together every heartbeat: one
+    pipelined round trip of renewal scripts (split by node on a cluster), then one
+    ``ZADD`` listing the renewed streams' new lapse times -- where each producer renewing
+    its own cost two round trips per answer per heartbeat (``python -m bench.idle
+    --chain``). A Redis that fails a renewal is tried again at the next heartbeat; a
+    lease found held by another is lost (:meth:`hold` returns). Run :meth:`run` in the
+    app's task group."""
+
+    def __init__(self, streams: Host) -> None:
+        self.streams = streams
+        self._held: dict[Lease, anyio.Event] = {}  # a lease -> set when it is lost
+        self._some = anyio.Event()  # set while a lease is held
+
+    async def run(self) -> None:
+        """Renew the held leases every heartbeat, until cancelled."""
+        while True:
+            if not self._held:
+                self._some = anyio.Event()
+                await self._some.wait()
+            await anyio.sleep(self.streams.heartbeat)
+            await self.renew(list(self._held))
+
+    async def renew(self, leases: list[Lease]) -> None:
+        """Renew ``leases`` (those still ours) and list their new lapse times."""
+        link = self.streams.link
+        try:
+            replies = await link.pipeline(
+                *[("eval", (_RENEW, 1, lease.lease_key, lease.holder, lease.ms), {})
+                  for lease in leases], transaction=False, raise_on_error=False)
+        except StreamflowError as error:
+            log.warning("renewing %d leases failed: %s", len(leases), error)
+            return
+        renewed: dict[str, int] = {}
+        for lease, reply in zip(leases, replies, strict=True):
+            if isinstance(reply, Exception):  # refused: tried again next time
+                log.warning("%s: renewing the lease failed: %s", lease.key, reply)
+            elif reply:
+                renewed[lease.key] = lease._until()
+            elif (lost := self._held.pop(lease, None)) is not None:
+                lost.set()
+        if renewed:
+            try:
+                await link.call("zadd", f"{self.streams.prefix}producing", renewed)
+            except StreamflowError as error:
+                log.warning("listing %d renewed leases failed: %s", len(renewed), error)
+
+    async def hold(self, lease: Lease) -> None:
+        """Keep ``lease`` renewed; returns once it is lost (cancel to stop holding it)."""
+        lost = anyio.Event()
+        self._held[lease] = lost
+        self._some.set()
+        try:
+            await lost.wait()
+        finally:
+            if self._held.get(lease) is lost:
+                del self._held[lease]
 
 
 async def watch(streams: Host,

@@ -116,7 +116,7 @@ from ._resume_access import (
     token_to_keep,
 )
 from ._resume_body import encoder_for, entry_item, headers_for, sse_body
-from ._resume_lease import WINDOW_BEATS, Lease, read_recipe, recipe_of, watch
+from ._resume_lease import WINDOW_BEATS, Lease, Leases, read_recipe, recipe_of, watch
 from ._resume_stop import StopWatch, request_stop, stop_key
 
 __all__ = ["Authorize", "ClientKey", "ResumableStreams", "ResumeRefused", "Started",
@@ -183,6 +183,7 @@ class ResumableStreams:
         self._link: RedisLink | None = None
         self._tailer: Tailer | None = None
         self._stops: StopWatch | None = None
+        self._leases: Leases | None = None
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ResumableStreams]:
@@ -195,8 +196,10 @@ class ResumableStreams:
                 group.start_soon(self._tailer.run, name="streamflow-redis-tailer")
                 self._stops = StopWatch(self._link)
                 group.start_soon(self._stops.run, name="streamflow-resume-stops")
+                self._leases = Leases(self)
                 if self.chains:
                     group.start_soon(warden, self, group, name="streamflow-resume-warden")
+                    group.start_soon(self.leases.run, name="streamflow-resume-leases")
                 try:
                     yield self
                 finally:
@@ -230,6 +233,13 @@ class ResumableStreams:
         if self._stops is None:
             raise RuntimeError("ResumableStreams is not running")
         return self._stops
+
+    @property
+    def leases(self) -> Leases:
+        """The leases this instance's producers hold, renewed together (while :meth:`running`)."""
+        if self._leases is None:
+            raise RuntimeError("ResumableStreams is not running")
+        return self._leases
 
     async def stop(self, chat_id: str) -> bool:
         """Stop the chat's running answer, on whichever instance produces it.

@@ -205,7 +205,8 @@ class Leases:
             if isinstance(reply, Exception):  # refused: tried again next time
                 log.warning("%s: renewing the lease failed: %s", lease.key, reply)
             elif reply:
-                renewed[lease.key] = lease._until()
+                if lease in self._held:  # (not released meanwhile: do not list it again)
+                    renewed[lease.key] = lease._until()
             elif (lost := self._held.pop(lease, None)) is not None:
                 lost.set()
         if renewed:

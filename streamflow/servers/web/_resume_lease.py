@@ -46,7 +46,6 @@ WINDOW_BEATS = 6.0
 lapse, the watch's round and the new producer's first entry fit in it)."""
 
 
-
 class Host(Protocol):
     """What a lease reads of :class:`~web.resume.ResumableStreams` (which imports this
     module): the chains every instance knows, who this instance is, its keys and timing."""
@@ -211,7 +210,7 @@ class Leases:
                 lost.set()
         if renewed:
             try:
-                await link.call("zadd", f"{self.streams.prefix}producing", renewed)
+                await link.call("zadd", leases[0].set_key, renewed)
             except StreamflowError as error:
                 log.warning("listing %d renewed leases failed: %s", len(renewed), error)
 

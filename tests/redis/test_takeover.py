@@ -186,6 +186,15 @@ async def test_an_instance_renews_all_its_leases_together_and_loses_only_the_tak
         redis_url: str) -> None:
     """One ``Leases`` per instance: each held lease stays alive past its own length while
     renewed together; one taken by another instance ends only its holder's wait."""
+    await leases_renewed_together(redis_url)
+
+
+async def test_leases_are_renewed_together_on_a_redis_cluster(cluster_url: str) -> None:
+    """The same on the six-node cluster: the leases' slots are spread over its nodes."""
+    await leases_renewed_together(cluster_url)
+
+
+async def leases_renewed_together(redis_url: str) -> None:
     from streamflow.servers.web._resume_lease import Lease
     from streamflow.servers.web.resume import ResumableStreams
 

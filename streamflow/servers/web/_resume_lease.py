@@ -193,9 +193,11 @@ class Leases:
         """Renew ``leases`` (those still ours) and list their new lapse times."""
         link = self.streams.link
         try:
+            # as a raw EVAL: redis-py's sync cluster pipeline has no eval()
             replies = await link.pipeline(
-                *[("eval", (_RENEW, 1, lease.lease_key, lease.holder, lease.ms), {})
-                  for lease in leases], transaction=False, raise_on_error=False)
+                *[("execute_command", ("EVAL", _RENEW, 1, lease.lease_key, lease.holder,
+                                       lease.ms), {}) for lease in leases],
+                transaction=False, raise_on_error=False)
         except StreamflowError as error:
             log.warning("renewing %d leases failed: %s", len(leases), error)
             return

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from realcluster import cluster_url, redis_cluster  # noqa: F401 - fixtures
 from realredis import own_redis, redis_server, redis_url  # noqa: F401 - fixtures
 
 import streamflow
@@ -44,8 +45,18 @@ def held(release: anyio.Event) -> Any:
 
 async def test_stopping_some_of_many_answers_stops_exactly_those(
         redis_url: str) -> None:  # noqa: F811
-    producer = ResumableStreams(redis_url, max_live=None)
-    other = ResumableStreams(redis_url)  # another instance sets the stop keys
+    await some_of_many_stopped(redis_url)
+
+
+async def test_stopping_some_of_many_answers_on_a_redis_cluster(
+        cluster_url: str) -> None:  # noqa: F811
+    """The same on the six-node cluster: the stop keys' slots are spread over its nodes."""
+    await some_of_many_stopped(cluster_url)
+
+
+async def some_of_many_stopped(url: str) -> None:
+    producer = ResumableStreams(url, max_live=None)
+    other = ResumableStreams(url)  # another instance sets the stop keys
     release = anyio.Event()
     count = 40
     async with producer.running(), other.running():
@@ -58,7 +69,7 @@ async def test_stopping_some_of_many_answers_stops_exactly_those(
 
         async def read(i: int) -> None:
             try:
-                results[i] = await streamflow.run(from_redis(redis_url, keys[i]))
+                results[i] = await streamflow.run(from_redis(url, keys[i]))
             except CancelledStreamError as error:
                 results[i] = error
 

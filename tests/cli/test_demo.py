@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import os
 import re
-import select
-import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from terminal import run_in_pty
 
 from streamflow.demo import recording_names
 from streamflow.demo.plan import choose
@@ -35,37 +32,12 @@ def streamflow(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
                           text=True, env={**clean_env(), **env}, timeout=60)
 
 
-def in_terminal(args: list[str], until: Callable[[str], bool] | None = None,
+def in_terminal(args: list[str], until: bytes | None = None,
                 *, columns: int = 120) -> tuple[int, str]:
-    """Run ``streamflow ARGS`` in a pseudo-terminal; SIGINT once ``until(output)`` holds."""
-    import fcntl
-    import pty
-    import struct
-    import termios
-
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: a terminal of `columns` columns, no API key
-        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-        os.execve(sys.executable, [sys.executable, "-m", "streamflow", *args], clean_env())
-    output = b""
-    deadline = time.monotonic() + 60
-    interrupted = False
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.05)
-        if ready:
-            try:
-                data = os.read(fd, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            output += data
-        if until is not None and not interrupted and until(output.decode(errors="replace")):
-            os.kill(pid, signal.SIGINT)
-            interrupted = True
-    _, status = os.waitpid(pid, 0)
-    os.close(fd)
-    return os.waitstatus_to_exitcode(status), output.decode(errors="replace")
+    """Run ``streamflow ARGS`` in a pseudo-terminal; Ctrl-C typed once the output holds
+    ``until``; the exit code and everything written."""
+    shown = run_in_pty(args, columns=columns, interrupt_when=until)
+    return shown.code, shown.output.decode(errors="replace")
 
 
 @pytest.mark.parametrize("dialect", ["anthropic", "openai-chat"])
@@ -98,7 +70,7 @@ def test_demo_in_a_terminal_renders_thinking_tool_call_and_answer(dialect: str) 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 def test_ctrl_c_keeps_the_partial_answer_and_exits_130() -> None:
-    code, raw = in_terminal(["demo"], until=lambda out: "Lisbon for you" in out)
+    code, raw = in_terminal(["demo"], until=b"Lisbon for you")
     screen = " ".join(ANSI.sub("", raw).split())
     assert code == 130, screen
     assert "I'll check the current conditions in Lisbon for you." in screen

@@ -64,6 +64,17 @@ def program(*names: str, module: bool = False) -> str:
     return path
 
 
+def stop_process(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM ``proc`` and reap it; SIGKILL if it is still there after 10 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
 @contextmanager
 def locked(lock: Path) -> Iterator[None]:
     """Hold an exclusive lock on file ``lock`` (pytest-xdist workers, parallel runs)."""

@@ -30,7 +30,7 @@ import httpx
 import pytest
 from anyio.abc import SocketStream, TaskStatus
 from docblocks import blocks
-from parts import program
+from parts import program, stop_process
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -191,12 +191,7 @@ class Instance:
         self.proc.wait(10)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        stop_process(self.proc)
 
 
 class EventSourceClient:
@@ -419,11 +414,6 @@ class HAProxy:
 
     def stop(self) -> None:
         """SIGTERM (haproxy's hard stop: every connection closed at once), then wait."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        if self.proc is not None:
+            stop_process(self.proc)
         self.proc = None

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from parts import stop_process
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 UPSTREAM_BASE = {"anthropic": "", "openai-chat": "/v1", "openai-responses": "/v1"}
@@ -110,12 +111,7 @@ class LlamaServer:
         """Stop the process (continued first if it was stopped) and reap it."""
         if self.process.poll() is None:
             self.signal(signal.SIGCONT)
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        stop_process(self.process)
 
 
 def _free_port() -> int:

@@ -576,16 +576,15 @@ async def take_over(streams: ResumableStreams, group: TaskGroup, key: str) -> No
         if recipe is None:
             await lease.release()
             return
-        entries = await link.call("xrange", key, "-", "+")
-        if not entries or any(parse_entry(e).kind == END for e in entries):
+        entries = [parse_entry(e) for e in await link.call("xrange", key, "-", "+")]
+        if not entries or any(e.kind == END for e in entries):
             await lease.release()  # it ended after all (or expired): nothing to continue
             return
         slot = streams.live.reserve(None)
     except StreamflowError as error:  # Redis away, or too many answers here: the lease
         log.warning("taking %s over failed: %s", key, error)  # lapses for another try
         return
-    earlier = [item for item in (entry_item(parse_entry(e)) for e in entries
-                                 if parse_entry(e).kind == EVENT)
+    earlier = [item for item in (entry_item(e) for e in entries if e.kind == EVENT)
                if isinstance(item, UniEvent)]
     chain, request = recipe
     cause = TransportError("the instance producing this answer went away")

@@ -65,6 +65,7 @@ byte sources, UniEvent sources and Agent runs alike, and :func:`take_over`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import uuid
@@ -556,10 +557,7 @@ def stream_sink(streams: ResumableStreams, key: str, lease: Lease | None) -> Red
 
 async def warden(streams: ResumableStreams, group: TaskGroup) -> None:
     """This instance's watch over the leases of every instance's answers."""
-    async def due(key: str) -> None:
-        await take_over(streams, group, key)
-
-    await watch(streams, due)
+    await watch(streams, functools.partial(take_over, streams, group))
 
 
 async def take_over(streams: ResumableStreams, group: TaskGroup, key: str) -> None:

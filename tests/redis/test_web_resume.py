@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from realredis import EventSourceClient, Instance
+from realredis import EventSourceClient, Instance, same
 
 import streamflow
 from streamflow.core.errors import StreamTimeoutError
@@ -37,13 +37,6 @@ STREAMS = int(os.environ.get("STREAMFLOW_TEST_STREAMS", "200"))
 @pytest.fixture()
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def same(a: streamflow.Message, b: streamflow.Message) -> bool:
-    left, right = a.to_dict(), b.to_dict()
-    left.pop("created_at", None)
-    right.pop("created_at", None)
-    return bool(left == right) and a.complete == b.complete
 
 
 @pytest.fixture(scope="module")

@@ -381,13 +381,13 @@ class RedisStreamSink(AsyncSink):
             return len(self._pending)
         return self._whole
 
-    def _queue(self, fields: dict[str, str], whole: bool = True) -> None:
-        """Queue one entry; ``whole``: a batch may end after it (it ends no group but a
-        text one)."""
+    def _queue(self, fields: dict[str, str], event: UniEvent | None = None) -> None:
+        """Queue one entry (of ``event``): on a fenced stream a batch may end after it
+        unless it is inside a group but a text one (:func:`_ends_whole`)."""
         if self._error is not None:
             raise self._error
         self._pending.append(fields)
-        if whole:
+        if self.fence is not None and (event is None or _ends_whole(event)):
             self._whole = len(self._pending)
         self._wake.set()
 
@@ -399,7 +399,7 @@ class RedisStreamSink(AsyncSink):
         if event.event_type == "stop":
             await self._finish(entry_data(event))
             return
-        self._queue({"k": EVENT, "d": entry_data(event)}, _ends_whole(event))
+        self._queue({"k": EVENT, "d": entry_data(event)}, event)
         while len(self._pending) >= self.buffer and self._error is None:
             await self._room.wait()
 
@@ -411,7 +411,7 @@ class RedisStreamSink(AsyncSink):
         if (not self._started or self._error is not None or event.event_type == "stop"
                 or len(self._pending) >= self.buffer):
             return False
-        self._queue({"k": EVENT, "d": entry_data(event)}, _ends_whole(event))
+        self._queue({"k": EVENT, "d": entry_data(event)}, event)
         return True
 
     async def on_record(self, data: str, *, last: bool = False) -> None:

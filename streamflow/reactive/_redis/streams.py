@@ -31,6 +31,8 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import anyio
+
 from ...core.errors import (
     LimitExceededError,
     ProtocolError,
@@ -57,6 +59,8 @@ DEFAULT_HEARTBEAT = 2.0
 WINDOW_BEATS = 3  # a reader gives up after this many heartbeats without an entry
 MAX_BLOCK = 10.0  # seconds one XREAD blocks at most (below the socket timeout)
 BATCH = 512  # entries per read
+VANISHED_GRACE = 5.0
+"""Seconds a key missing on a cluster is asked for again (see :func:`still_there`)."""
 
 Position = tuple[int, int]
 
@@ -130,10 +134,22 @@ def until_end(batch: list[Entry]) -> list[Entry]:
 
 
 async def still_there(link: RedisLink, key: str) -> None:
-    """A live key that vanished: Redis restarted without persistence (or was flushed)."""
-    if not await link.call("exists", key):
-        raise TransportError(f"the stream {key!r} vanished from Redis while being read "
-                             "(a restart without persistence, or a flush)")
+    """A live key that vanished: Redis restarted without persistence (or was flushed).
+
+    On a cluster a node that crashed and came back empty may answer for its old slots
+    until the cluster tells it a replica took them over (a client whose slot map is
+    older asks it): the key is asked for again for :data:`VANISHED_GRACE` seconds
+    before it counts as gone."""
+    if await link.call("exists", key):
+        return
+    if link.cluster:
+        with anyio.move_on_after(VANISHED_GRACE):
+            while True:
+                await anyio.sleep(0.25)
+                if await link.call("exists", key):
+                    return
+    raise TransportError(f"the stream {key!r} vanished from Redis while being read "
+                         "(a restart without persistence, or a flush)")
 
 
 async def read_batches(link: RedisLink, key: str, *, after: str | None = None,
